@@ -1,0 +1,94 @@
+// The one error shape of the API: {"error":{"code","message"}} with an Italian message and a machine code.
+// Handlers and hooks throw ApiError; the error-envelope plugin turns every other error into one as well.
+
+export const ERROR_CODES = [
+  'invalid_body',
+  'invalid_query',
+  'unknown_tag',
+  'missing_authorization',
+  'invalid_key_format',
+  'invalid_key',
+  'invalid_or_revoked',
+  'insufficient_scope',
+  'insufficient_role',
+  'tenant_suspended',
+  'not_found',
+  'method_not_allowed',
+  'conflict',
+  'payload_too_large',
+  'rate_limit_exceeded',
+  'internal',
+  'service_unavailable',
+] as const
+
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra members of the `error` object, e.g. `existing` on a conflict. */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message)
+    this.name = 'ApiError'
+  }
+
+  toBody() {
+    return { error: { code: this.code, message: this.message, ...this.extra } }
+  }
+}
+
+/** invalid_key and invalid_or_revoked must not tell a revoked key from a closed organisation: same words. */
+const KEY_REFUSED = 'Chiave API non valida, revocata o non più utilizzabile.'
+
+export const errors = {
+  missingAuthorization: () =>
+    new ApiError(401, 'missing_authorization', 'Intestazione Authorization mancante: usa "Bearer <chiave API>".'),
+  invalidKeyFormat: () =>
+    new ApiError(
+      401,
+      'invalid_key_format',
+      'Intestazione Authorization non valida: atteso "Bearer svc_" seguito da 48 caratteri esadecimali.',
+    ),
+  invalidKey: () => new ApiError(401, 'invalid_key', KEY_REFUSED),
+  invalidOrRevoked: () => new ApiError(401, 'invalid_or_revoked', KEY_REFUSED),
+  tenantSuspended: () =>
+    new ApiError(
+      403,
+      'tenant_suspended',
+      "L'organizzazione è sospesa: le richieste sono rifiutate finché non torna attiva.",
+    ),
+  insufficientScope: (required: string, held: readonly string[]) =>
+    new ApiError(
+      403,
+      'insufficient_scope',
+      `Permessi insufficienti: serve lo scope "${required}"; la chiave ha ${
+        held.length > 0 ? held.map((s) => `"${s}"`).join(', ') : 'nessuno scope'
+      }.`,
+    ),
+  insufficientRole: (role: string) =>
+    new ApiError(403, 'insufficient_role', `Il ruolo "${role}" della chiave non consente questa operazione.`),
+  notFound: () => new ApiError(404, 'not_found', 'Risorsa non trovata.'),
+  routeNotFound: () => new ApiError(404, 'not_found', 'Risorsa non trovata.'),
+  conflict: (existing: { id: string; status: string }) =>
+    new ApiError(409, 'conflict', 'Esiste già un contatto con questa email.', { existing }),
+  unknownTags: (names: readonly string[]) =>
+    new ApiError(
+      400,
+      'unknown_tag',
+      `${names.length === 1 ? 'Tag inesistente' : 'Tag inesistenti'}: ${names.map((n) => `"${n}"`).join(', ')}.`,
+    ),
+  rateLimited: (max: number, windowSeconds: number, retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      'rate_limit_exceeded',
+      `Limite di ${max} richieste ogni ${windowSeconds} secondi superato: riprova tra ${retryAfterSeconds} ${
+        retryAfterSeconds === 1 ? 'secondo' : 'secondi'
+      }.`,
+    ),
+  internal: () => new ApiError(500, 'internal', 'Errore interno del server. Riprova più tardi.'),
+  serviceUnavailable: () =>
+    new ApiError(503, 'service_unavailable', 'Servizio temporaneamente non disponibile. Riprova tra poco.'),
+}

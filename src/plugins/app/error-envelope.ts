@@ -1,0 +1,69 @@
+// Every error leaves the service as {"error":{"code","message"}} with an Italian message. Errors the service
+// did not foresee become a generic 500 `internal`: the client sees no detail, the log has it with the request id.
+import type { ErrorObject } from 'ajv'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { ApiError, errors } from '../../errors.js'
+import { describeValidationError } from './validation.js'
+
+function fromFastifyError(error: FastifyError): ApiError | null {
+  if (error.validation) {
+    const context = error.validationContext
+    // A path id that is not even a UUID names no contact: the same 404 as an absent one.
+    if (context === 'params') return errors.notFound()
+    const part = context === 'querystring' ? 'querystring' : 'body'
+    return new ApiError(
+      400,
+      part === 'body' ? 'invalid_body' : 'invalid_query',
+      describeValidationError(error.validation as ErrorObject[], part),
+    )
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', 'Il corpo della richiesta supera la dimensione massima consentita.')
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(
+        400,
+        'invalid_body',
+        'Il corpo della richiesta deve essere JSON (Content-Type: application/json).',
+      )
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'invalid_body', 'Il corpo della richiesta è vuoto: atteso un oggetto JSON.')
+    case 'FST_ERR_CTP_INVALID_JSON':
+      return new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è un JSON valido.')
+  }
+  // JSON bodies carrying __proto__ or constructor.prototype are refused by Fastify's parser as a SyntaxError.
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    return new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è un JSON valido o contiene chiavi vietate.')
+  }
+  return null
+}
+
+function toApiError(error: FastifyError): ApiError {
+  if (error instanceof ApiError) return error
+  const known = fromFastifyError(error)
+  if (known) return known
+  const status = error.statusCode ?? 500
+  if (status === 404) return errors.notFound()
+  if (status >= 400 && status < 500) return new ApiError(status, 'invalid_body', 'Richiesta non valida.')
+  return errors.internal()
+}
+
+export default fp(
+  async function errorEnvelope(fastify) {
+    fastify.setErrorHandler(function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+      const apiError = toApiError(error)
+      if (apiError.statusCode >= 500) {
+        request.log.error({ err: error }, 'request failed')
+      }
+      // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope.
+      return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
+    })
+    fastify.setNotFoundHandler(function handleNotFound(_request, reply) {
+      const apiError = errors.routeNotFound()
+      return reply.code(apiError.statusCode).send(apiError.toBody())
+    })
+  },
+  { name: 'error-envelope' },
+)

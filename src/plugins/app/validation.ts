@@ -1,0 +1,104 @@
+// Request validation with two Ajv instances: bodies are never type-coerced ("firstName": 5 is an error), while
+// query strings, which are text by nature, are coerced to the declared integers and booleans. Unknown fields are
+// errors everywhere (Fastify's default would silently drop them).
+import Ajv, { type ErrorObject, type Options } from 'ajv'
+import addFormats from 'ajv-formats'
+import localizeItModule from 'ajv-i18n/localize/it/index.js'
+import fp from 'fastify-plugin'
+import { sharedSchemas } from '../../schemas/index.js'
+
+// ajv-i18n is CommonJS (module.exports = localize) but declares an ES default export.
+const localizeIt = localizeItModule as unknown as (errors: ErrorObject[]) => void
+
+const shared: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
+
+function createAjv(coerceTypes: boolean) {
+  const ajv = new Ajv.default({ ...shared, coerceTypes })
+  addFormats.default(ajv)
+  for (const schema of sharedSchemas) ajv.addSchema(schema)
+  return ajv
+}
+
+export default fp(
+  async function validation(fastify) {
+    const bodyAjv = createAjv(false)
+    const textAjv = createAjv(true)
+    fastify.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
+  },
+  { name: 'validation' },
+)
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'un testo',
+  integer: 'un numero intero',
+  number: 'un numero',
+  boolean: 'true o false',
+  object: 'un oggetto',
+  array: 'una lista',
+  null: 'null',
+}
+
+function describeType(type: unknown): string {
+  const types = Array.isArray(type) ? type : [type]
+  return types.map((t) => TYPE_NAMES[String(t)] ?? String(t)).join(' o ')
+}
+
+/** "/tags/0" becomes "tags[0]"; the root is the empty string. */
+function fieldName(path: string): string {
+  return path
+    .split('/')
+    .slice(1)
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('')
+}
+
+function problem(error: ErrorObject): string {
+  const p = error.params as Record<string, unknown>
+  switch (error.keyword) {
+    case 'type':
+      return `deve essere ${describeType(p.type)}`
+    case 'enum':
+      return `deve essere uno tra: ${(p.allowedValues as unknown[]).join(', ')}`
+    case 'pattern':
+      return 'contiene caratteri non ammessi'
+    case 'format':
+      return p.format === 'date-time'
+        ? 'deve essere una data e ora ISO 8601 con fuso orario (es. 2026-03-01T09:30:00.000Z)'
+        : p.format === 'uuid'
+          ? 'deve essere un UUID'
+          : p.format === 'email'
+            ? 'deve essere un indirizzo email valido'
+            : `deve essere nel formato ${String(p.format)}`
+    default: {
+      const [localized] = structuredClone([error])
+      localizeIt([localized as ErrorObject])
+      return localized?.message ?? 'non è valido'
+    }
+  }
+}
+
+/**
+ * One Italian sentence for the first validation error, naming the field or query parameter.
+ * `part` is what the request carried it in: the JSON body or the query string.
+ */
+export function describeValidationError(errors: readonly ErrorObject[], part: 'body' | 'querystring'): string {
+  const noun = part === 'body' ? 'Il campo' : 'Il parametro'
+  const error = errors[0]
+  if (!error) return part === 'body' ? 'Corpo della richiesta non valido.' : 'Parametri della richiesta non validi.'
+  const p = error.params as Record<string, unknown>
+  if (error.keyword === 'required') {
+    const field = [fieldName(error.instancePath), String(p.missingProperty)].filter(Boolean).join('.')
+    return `${noun} "${field}" è obbligatorio.`
+  }
+  if (error.keyword === 'additionalProperties') {
+    const field = [fieldName(error.instancePath), String(p.additionalProperty)].filter(Boolean).join('.')
+    return `${noun} "${field}" non è ammesso.`
+  }
+  const field = fieldName(error.instancePath)
+  if (field === '') {
+    return part === 'body'
+      ? `Il corpo della richiesta ${problem(error)}: atteso un oggetto JSON.`
+      : `Parametri della richiesta non validi: ${problem(error)}.`
+  }
+  return `${noun} "${field}" non è valido: ${problem(error)}.`
+}

@@ -1,0 +1,14 @@
+import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox'
+
+/** No control characters: PostgreSQL refuses NUL in text, and none belongs in a name or a label. */
+export const PRINTABLE = '^[^\\u0000-\\u001F\\u007F]*$'
+
+/** `type: [T, "null"]`, the OpenAPI 3.1 way to say "or null", which fast-json-stringify also serialises directly. */
+export function Nullable<T extends TSchema>(schema: T): TUnsafe<T['static'] | null> {
+  const { type, ...rest } = schema as unknown as { type: string } & Record<string, unknown>
+  return Type.Unsafe<T['static'] | null>({ ...rest, type: [type, 'null'] })
+}
+
+/** Timestamps: ISO 8601, UTC, millisecond precision, suffix Z (e.g. 2026-03-01T09:30:00.000Z). */
+export const Timestamp = (options: Record<string, unknown> = {}) =>
+  Type.String({ format: 'date-time', examples: ['2026-03-01T09:30:00.000Z'], ...options })

@@ -1,0 +1,73 @@
+// build(): the app on a fresh, migrated database, closed when the test ends. Fixtures create tenants and keys
+// straight through Prisma, as the admin CLI does.
+import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify'
+import fp from 'fastify-plugin'
+import { createApiKey, type Scope } from '../src/admin/api-keys.ts'
+import serviceApp, { serverOptions } from '../src/app.ts'
+import { type Config, loadConfig } from '../src/config.ts'
+import type { Role, TenantStatus } from '../src/generated/prisma/enums.ts'
+import { createTestDatabase, type TestDatabase } from './database.ts'
+
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+export interface Built {
+  app: FastifyInstance
+  db: TestDatabase
+  config: Config
+}
+
+export async function build(
+  t: Teardown,
+  env: Record<string, string> = {},
+  logStream?: { write(line: string): void },
+): Promise<Built> {
+  const config = loadConfig({ LOG_LEVEL: 'silent', DEMO_ON_EMPTY: 'false', NODE_ENV: 'test', ...env })
+  const db = await createTestDatabase()
+  const app = Fastify(serverOptions(config, logStream))
+  t.teardown(async () => {
+    await app.close()
+    await db.close()
+  })
+  await app.register(fp(serviceApp), { config, database: db.database })
+  await app.ready()
+  return { app, db, config }
+}
+
+export interface TenantFixture {
+  tenantId: string
+  key: string
+}
+
+export async function createTenant(
+  app: FastifyInstance,
+  options: { name?: string; role?: Role; scopes?: Scope[]; status?: TenantStatus; tags?: string[] } = {},
+): Promise<TenantFixture> {
+  const prisma = app.db.prisma
+  const tenant = await prisma.tenant.create({
+    data: { name: options.name ?? 'Acme', status: options.status ?? 'active' },
+  })
+  if (options.tags?.length) {
+    await prisma.tag.createMany({ data: options.tags.map((name) => ({ tenantId: tenant.id, name })) })
+  }
+  const issued = await createApiKey(prisma, {
+    tenantId: tenant.id,
+    role: options.role ?? 'editor',
+    scopes: options.scopes ?? ['contacts:read', 'contacts:write'],
+  })
+  return { tenantId: tenant.id, key: issued.key }
+}
+
+export async function addKey(app: FastifyInstance, tenantId: string, role: Role, scopes: Scope[]): Promise<string> {
+  return (await createApiKey(app.db.prisma, { tenantId, role, scopes })).key
+}
+
+/** app.inject with the key as a Bearer token. */
+export function request(
+  app: FastifyInstance,
+  key: string,
+  options: InjectOptions & { method: InjectOptions['method']; url: string },
+): Promise<LightMyRequestResponse> {
+  return app.inject({ ...options, headers: { authorization: `Bearer ${key}`, ...options.headers } })
+}
