@@ -30,7 +30,9 @@ try {
 }
 
 if (app.demo) {
-  const address = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${config.PORT}`
+  const bound = app.server.address()
+  const port = typeof bound === 'object' && bound !== null ? bound.port : config.PORT
+  const address = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`
   // Printed once, on the start that created the demo: the key is not stored anywhere in clear.
   process.stdout.write(
     `\nDatabase vuoto: creata l'organizzazione demo (${app.demo.tenantId}).\n` +
