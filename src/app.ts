@@ -7,7 +7,10 @@ import database from './plugins/app/database.js'
 import errorEnvelope from './plugins/app/error-envelope.js'
 import validation from './plugins/app/validation.js'
 import sensible from './plugins/external/sensible.js'
+import swagger from './plugins/external/swagger.js'
+import swaggerUi from './plugins/external/swagger-ui.js'
 import apiV1 from './routes/api/v1/index.js'
+import openapiDocument from './routes/openapi.js'
 import { sharedSchemas } from './schemas/index.js'
 
 export interface AppOptions {
@@ -26,6 +29,10 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
     reply.header('x-request-id', request.id)
   })
   await fastify.register(database, { database: options.database })
+  // Registered before the routes, so that it sees them all.
+  await fastify.register(swagger)
+  await fastify.register(swaggerUi)
+  await fastify.register(openapiDocument)
   await fastify.register(apiV1, { prefix: '/api/v1' })
 }
 

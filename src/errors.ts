@@ -13,7 +13,6 @@ export const ERROR_CODES = [
   'insufficient_role',
   'tenant_suspended',
   'not_found',
-  'method_not_allowed',
   'conflict',
   'payload_too_large',
   'rate_limit_exceeded',

@@ -1,43 +1,10 @@
 // The real entry point, as a newcomer runs it: first start on an empty embedded database, second start,
 // configuration errors and a graceful stop.
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-
-interface Started {
-  child: ChildProcess
-  output: () => string
-  exited: Promise<number | null>
-}
-
-function start(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout?.on('data', (chunk) => {
-    output += chunk
-  })
-  child.stderr?.on('data', (chunk) => {
-    output += chunk
-  })
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  return { child, output: () => output, exited }
-}
-
-async function waitFor(started: Started, pattern: RegExp, timeoutMs = 60_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    const match = started.output().match(pattern)
-    if (match) return match
-    if (started.child.exitCode !== null) break
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`no ${pattern} in output:\n${started.output()}`)
-}
+import { start, waitFor } from './process.ts'
 
 t.test('first start creates the demo once, and the printed curl works', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'rubrica-server-'))

@@ -47,7 +47,28 @@ export const ContactSchema = Type.Object(
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
   },
-  { $id: 'Contact', additionalProperties: false },
+  {
+    $id: 'Contact',
+    additionalProperties: false,
+    examples: [
+      {
+        id: '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10',
+        email: 'anna.rossi@example.it',
+        firstName: 'Anna',
+        lastName: 'Rossi',
+        phone: '+39 02 1234 5678',
+        emailStatus: 'active',
+        stage: 'lead',
+        source: 'api',
+        consentType: 'consent',
+        tags: ['newsletter', 'vip'],
+        archivedAt: null,
+        acquiredAt: '2026-03-01T09:30:00.000Z',
+        createdAt: '2026-03-01T09:30:00.000Z',
+        updatedAt: '2026-03-02T16:05:12.345Z',
+      },
+    ],
+  },
 )
 export type Contact = Static<typeof ContactSchema>
 
@@ -85,7 +106,7 @@ export const ContactUpdateSchema = Type.Object(
     stage: Type.Optional(StageSchema),
     consentType: Type.Optional(ConsentType),
   },
-  { $id: 'ContactUpdate', additionalProperties: false },
+  { $id: 'ContactUpdate', additionalProperties: false, examples: [{ stage: 'customer', lastName: null }] },
 )
 export type ContactUpdate = Static<typeof ContactUpdateSchema>
 

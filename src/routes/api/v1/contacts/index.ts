@@ -10,6 +10,7 @@ import {
   ContactSchema,
   ContactUpdateSchema,
 } from '../../../../schemas/contacts.js'
+import { errorResponses, success } from '../../../../schemas/responses.js'
 
 function tenantOf(request: { auth: { tenantId: string } | null }): string {
   // The authorization hook has refused every request without a resolved key before any handler runs.
@@ -22,7 +23,17 @@ const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
     '/',
     {
       config: { scope: 'contacts:read', access: 'read' },
-      schema: { querystring: ContactListQuerySchema, response: { 200: Type.Ref(ContactListSchema) } },
+      schema: {
+        operationId: 'listContacts',
+        summary: 'Elenca i contatti',
+        description:
+          'Contatti dell’organizzazione, dal più recente per createdAt. Per la pagina successiva si passa `next` come ' +
+          '`cursor`; `next` è null sull’ultima pagina. Gli archiviati sono esclusi salvo `includeArchived=true`.',
+        tags: ['contacts'],
+        security: [{ apiKey: ['contacts:read'] }],
+        querystring: ContactListQuerySchema,
+        response: { 200: success('Una pagina di contatti', Type.Ref(ContactListSchema)), ...errorResponses.list },
+      },
     },
     async (request) => fastify.contacts.list(tenantOf(request), request.query),
   )
@@ -31,7 +42,15 @@ const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
     '/:id',
     {
       config: { scope: 'contacts:read', access: 'read' },
-      schema: { params: ContactParamsSchema, response: { 200: Type.Ref(ContactSchema) } },
+      schema: {
+        operationId: 'getContact',
+        summary: 'Legge un contatto',
+        description: 'Anche se archiviato. Un id inesistente, di un’altra organizzazione o non UUID dà lo stesso 404.',
+        tags: ['contacts'],
+        security: [{ apiKey: ['contacts:read'] }],
+        params: ContactParamsSchema,
+        response: { 200: success('Il contatto', Type.Ref(ContactSchema)), ...errorResponses.read },
+      },
     },
     async (request) => {
       const contact = await fastify.contacts.get(tenantOf(request), request.params.id)
@@ -44,7 +63,23 @@ const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
     '/',
     {
       config: { scope: 'contacts:write', access: 'write' },
-      schema: { body: Type.Ref(ContactCreateSchema), response: { 201: Type.Ref(ContactSchema) } },
+      schema: {
+        operationId: 'createContact',
+        summary: 'Crea un contatto',
+        description:
+          'Valori iniziali: emailStatus active, stage lead, source api, consentType unknown se non indicato, ' +
+          'acquiredAt uguale a createdAt. L’email è unica nell’organizzazione senza distinzione di maiuscole. ' +
+          'I tag devono esistere già; l’API non ne crea.',
+        tags: ['contacts'],
+        security: [{ apiKey: ['contacts:write'] }],
+        body: Type.Ref(ContactCreateSchema),
+        response: {
+          201: success('Il contatto creato', Type.Ref(ContactSchema), {
+            Location: { type: 'string', description: 'Percorso del nuovo contatto' },
+          }),
+          ...errorResponses.create,
+        },
+      },
     },
     async (request, reply) => {
       const result = await fastify.contacts.create(tenantOf(request), request.body)
@@ -59,9 +94,16 @@ const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
     {
       config: { scope: 'contacts:write', access: 'write' },
       schema: {
+        operationId: 'updateContact',
+        summary: 'Modifica un contatto',
+        description:
+          'Cambia solo i campi presenti; `{}` non cambia nulla. Ogni altro campo (email, phone, tags, archivedAt…) ' +
+          'è rifiutato con invalid_body.',
+        tags: ['contacts'],
+        security: [{ apiKey: ['contacts:write'] }],
         params: ContactParamsSchema,
         body: Type.Ref(ContactUpdateSchema),
-        response: { 200: Type.Ref(ContactSchema) },
+        response: { 200: success('Il contatto aggiornato', Type.Ref(ContactSchema)), ...errorResponses.update },
       },
     },
     async (request) => {

@@ -1,0 +1,14 @@
+// The human reference page at /docs, served from the installed package's assets (no network access needed).
+import swaggerUi from '@fastify/swagger-ui'
+import fp from 'fastify-plugin'
+
+export default fp(
+  async function referencePage(fastify) {
+    await fastify.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: { deepLinking: true, docExpansion: 'list', defaultModelsExpandDepth: 1 },
+      staticCSP: true,
+    })
+  },
+  { name: 'swagger-ui', dependencies: ['swagger'] },
+)

@@ -1,0 +1,60 @@
+// End to end through the generated client only: the real server on a free port, the typed client from
+// openapi.json, every operation and an error envelope.
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { type Contact, createRubricaClient } from '../../src/client/index.ts'
+import { start, waitFor } from '../process.ts'
+
+t.test('create, list with the cursor, read, patch and an error, through the typed client', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rubrica-client-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  const server = start({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' })
+  t.teardown(() => server.child.kill('SIGKILL'))
+  const [, apiKey, url] = await waitFor(server, /Bearer (svc_[0-9a-f]{48})' (http:\/\/\S+?)\/api\/v1\/contacts/)
+  const client = createRubricaClient({ baseUrl: `${url}/`, apiKey: apiKey as string })
+
+  const created = await client.POST('/api/v1/contacts', {
+    body: { email: 'client@example.it', firstName: 'Chiara', tags: ['vip'] },
+  })
+  t.equal(created.response.status, 201)
+  const contact = created.data as Contact
+  t.equal(contact.email, 'client@example.it')
+  t.same(contact.tags, ['vip'])
+  t.equal(created.response.headers.get('location'), `/api/v1/contacts/${contact.id}`)
+
+  const seen: string[] = []
+  let cursor: string | undefined
+  for (;;) {
+    const page = await client.GET('/api/v1/contacts', { params: { query: { limit: 2, cursor } } })
+    t.equal(page.response.status, 200)
+    seen.push(...(page.data?.data ?? []).map((c) => c.id))
+    if (!page.data?.next) break
+    cursor = page.data.next
+  }
+  t.ok(seen.includes(contact.id), 'the new contact is in the walk')
+  t.equal(new Set(seen).size, seen.length, 'no repeats')
+
+  const read = await client.GET('/api/v1/contacts/{id}', { params: { path: { id: contact.id } } })
+  t.same(read.data, contact)
+
+  const patched = await client.PATCH('/api/v1/contacts/{id}', {
+    params: { path: { id: contact.id } },
+    body: { stage: 'customer', lastName: null },
+  })
+  t.equal(patched.data?.stage, 'customer')
+
+  const conflict = await client.POST('/api/v1/contacts', { body: { email: 'CLIENT@example.it' } })
+  t.equal(conflict.response.status, 409)
+  t.equal(conflict.error?.error.code, 'conflict')
+  t.equal(conflict.error?.error.existing?.id, contact.id)
+
+  const missing = await client.GET('/api/v1/contacts/{id}', {
+    params: { path: { id: '00000000-0000-4000-8000-000000000000' } },
+  })
+  t.equal(missing.response.status, 404)
+  t.same(missing.error, { error: { code: 'not_found', message: 'Risorsa non trovata.' } })
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0)
+})

@@ -1,0 +1,20 @@
+// Misuse of the generated client is a compile error: `npm run typecheck` fails if an @ts-expect-error below
+// stops being an error. At run time this file only checks that the calls are well formed.
+import t from 'tap'
+import { createRubricaClient } from '../../src/client/index.ts'
+
+const client = createRubricaClient({ baseUrl: 'http://127.0.0.1:1', apiKey: `svc_${'0'.repeat(48)}` })
+
+function misuses() {
+  // @ts-expect-error stage must be one of lead, prospect, customer, ex_customer
+  client.PATCH('/api/v1/contacts/{id}', { params: { path: { id: 'x' } }, body: { stage: 'vip' } })
+  // @ts-expect-error email is required to create a contact
+  client.POST('/api/v1/contacts', { body: { firstName: 'Anna' } })
+}
+
+t.test('the client exposes the four operations', async (t) => {
+  t.type(client.GET, 'function')
+  t.type(client.POST, 'function')
+  t.type(client.PATCH, 'function')
+  t.type(misuses, 'function')
+})
