@@ -1,15 +1,19 @@
 // Builds the rubrica application as a Fastify plugin; src/server.ts starts it, tests build it in process.
 import { randomUUID } from 'node:crypto'
-import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import type { Config } from './config.js'
+import type { IncomingMessage } from 'node:http'
+import { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
+import { type Config, trustProxy } from './config.js'
 import type { Database } from './db/database.js'
 import database from './plugins/app/database.js'
 import errorEnvelope from './plugins/app/error-envelope.js'
+import metrics from './plugins/app/metrics.js'
+import redis from './plugins/app/redis.js'
 import validation from './plugins/app/validation.js'
 import sensible from './plugins/external/sensible.js'
 import swagger from './plugins/external/swagger.js'
 import swaggerUi from './plugins/external/swagger-ui.js'
 import apiV1 from './routes/api/v1/index.js'
+import health from './routes/health.js'
 import openapiDocument from './routes/openapi.js'
 import { sharedSchemas } from './schemas/index.js'
 
@@ -25,15 +29,40 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(validation)
   await fastify.register(errorEnvelope)
   for (const schema of sharedSchemas) fastify.addSchema(schema)
+  fastify.server.headersTimeout = options.config.HEADERS_TIMEOUT_MS
   fastify.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
+  // One log line per request, with what operators search by; never headers, so never the key.
+  fastify.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+        tenantId: request.auth?.tenantId ?? null,
+      },
+      'request',
+    )
+  })
   await fastify.register(database, { database: options.database })
+  await fastify.register(redis)
+  await fastify.register(metrics)
+  await fastify.register(health)
   // Registered before the routes, so that it sees them all.
   await fastify.register(swagger)
   await fastify.register(swaggerUi)
   await fastify.register(openapiDocument)
   await fastify.register(apiV1, { prefix: '/api/v1' })
+}
+
+const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/
+
+/** The caller's X-Request-Id when it is a plain token (it ends up in logs), otherwise a new UUID. */
+function requestId(request: IncomingMessage): string {
+  const given = request.headers['x-request-id']
+  return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID()
 }
 
 /** Server-level options shared by src/server.ts and the tests' build() helper. */
@@ -42,13 +71,17 @@ export function serverOptions(config: Config, logStream?: { write(line: string):
     logger: {
       level: config.LOG_LEVEL,
       ...(logStream && { stream: logStream }),
-      // Keys are secrets: the Authorization header never reaches a log line.
+      // Keys are secrets: should a header ever be logged, the Authorization one is censored.
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-      ...(config.NODE_ENV === 'development' && process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : {}),
+      ...(!logStream && process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : {}),
     },
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.BODY_LIMIT,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    genReqId: requestId,
+    trustProxy: trustProxy(config),
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     routerOptions: { ignoreTrailingSlash: true },
   }
 }

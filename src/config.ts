@@ -22,10 +22,48 @@ const ConfigSchema = Type.Object({
   /** How long a resolved API key is trusted before it is read again (revocations take effect within it). */
   AUTH_CACHE_TTL_MS: Type.Integer({ default: 5000, minimum: 0, maximum: 5000 }),
   BODY_LIMIT: Type.Integer({ default: 65536, minimum: 1024 }),
+  /** redis://… shares rate-limit counters and key revocations between instances; unset keeps both per process. */
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  /** Prometheus metrics are served on this separate port (0: any free port), on METRICS_HOST. */
+  METRICS_PORT: Type.Integer({ default: 9464, minimum: 0, maximum: 65535 }),
+  METRICS_HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
+  METRICS_ENABLED: Type.Boolean({ default: true }),
+  /**
+   * Which proxies to trust for the client address (X-Forwarded-For): "false", "true", a hop count, or a
+   * comma-separated list of addresses and CIDR ranges.
+   */
+  TRUST_PROXY: Type.String({ default: 'false', pattern: '^(true|false|\\d+|[0-9a-fA-F.:/, ]+)$' }),
+  /** Whole request must arrive within this time (slow clients are cut off). */
+  REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 1000 }),
+  /** Request headers must arrive within this time (slowloris). */
+  HEADERS_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 1000 }),
+  /** Idle keep-alive connections are closed after this time; keep it above the load balancer's. */
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 72_000, minimum: 1000 }),
+  /** On SIGTERM/SIGINT, in-flight requests get this long to finish before the process exits anyway. */
+  SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  /** Fail a database connection attempt after this time, so that requests get a 503 instead of hanging. */
+  DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100 }),
 })
 
 export type Config = Static<typeof ConfigSchema>
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return envSchema<Config>({ schema: ConfigSchema, data: env, dotenv: false })
+}
+
+/** TRUST_PROXY as Fastify's trustProxy option. */
+export function trustProxy(
+  config: Pick<Config, 'TRUST_PROXY'>,
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  const value = config.TRUST_PROXY.trim()
+  if (value === 'true' || value === 'false') return value === 'true'
+  if (/^\d+$/.test(value)) {
+    // Trust that many proxies in front of the service: the client is the address the outermost one saw.
+    const hops = Number(value)
+    return (_address, hop) => hop < hops
+  }
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
 }

@@ -16,7 +16,7 @@ try {
 const app = Fastify(serverOptions(config))
 await app.register(fp(serviceApp), { config })
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'closing after an unexpected error')
   else app.log.info({ signal }, 'closing')
   await app.close()

@@ -23,7 +23,13 @@ export async function build(
   env: Record<string, string> = {},
   logStream?: { write(line: string): void },
 ): Promise<Built> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', DEMO_ON_EMPTY: 'false', NODE_ENV: 'test', ...env })
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    DEMO_ON_EMPTY: 'false',
+    NODE_ENV: 'test',
+    METRICS_PORT: '0',
+    ...env,
+  })
   const db = await createTestDatabase()
   const app = Fastify(serverOptions(config, logStream))
   t.teardown(async () => {

@@ -9,7 +9,15 @@ export interface Started {
 
 export function start(env: Record<string, string>): Started {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, LOG_LEVEL: 'info', NODE_ENV: 'production', HOST: '127.0.0.1', PORT: '0', ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      METRICS_PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''

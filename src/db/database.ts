@@ -7,6 +7,7 @@ import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import lockfile from 'proper-lockfile'
+import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
 import { pgliteSession, pgSession, type SqlSession } from './sql-session.js'
 
@@ -15,13 +16,15 @@ export type DatabaseKind = 'postgres' | 'pglite'
 export interface Database {
   kind: DatabaseKind
   prisma: PrismaClient
+  /** Connections of the PostgreSQL pool (for metrics); null on the embedded database. */
+  poolStats(): { total: number; idle: number; waiting: number } | null
   /** Runs work on one dedicated connection (migrations need that for their lock). */
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 
 export type DatabaseOptions =
-  | { url: string; poolSize: number }
+  | { url: string; poolSize: number; connectTimeoutMs?: number }
   /** An embedded database kept in a directory, locked against a second process. */
   | { dataDir: string }
   /** An already open PGlite instance (tests load a migrated template into memory). */
@@ -29,20 +32,35 @@ export type DatabaseOptions =
 
 export class DatabaseLockedError extends Error {}
 
+/** The one reading of the configuration shared by the server and the CLI: a URL wins over DATA_DIR. */
+export function databaseOptionsFrom(
+  config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'DATA_DIR'> &
+    Partial<Pick<Config, 'DATABASE_CONNECT_TIMEOUT_MS'>>,
+): DatabaseOptions {
+  return config.DATABASE_URL
+    ? {
+        url: config.DATABASE_URL,
+        poolSize: config.DATABASE_POOL_SIZE,
+        connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+      }
+    : { dataDir: config.DATA_DIR }
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  if ('url' in options) return openPostgres(options.url, options.poolSize)
+  if ('url' in options) return openPostgres(options.url, options.poolSize, options.connectTimeoutMs ?? 5000)
   if ('pglite' in options) return wrapPglite(options.pglite, async () => {})
   return openPgliteDirectory(options.dataDir)
 }
 
-function openPostgres(url: string, poolSize: number): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize })
+function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: connectTimeoutMs })
   // An idle client's error (database restarted) must not crash the process; the pool replaces it.
   pool.on('error', () => {})
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) })
   return {
     kind: 'postgres',
     prisma,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async withSession(work) {
       const client = await pool.connect()
       try {
@@ -90,6 +108,7 @@ function wrapPglite(client: PGlite, release: () => Promise<void>): Database {
   return {
     kind: 'pglite',
     prisma,
+    poolStats: () => null,
     withSession: (work) => work(pgliteSession(client)),
     async close() {
       await prisma.$disconnect()

@@ -34,10 +34,7 @@ export default fp(
       const resolved = await fastify.apiKeys.resolve(hashApiKey(key))
       if (resolved === null) request.authError = errors.invalidKey()
       else if (resolved.tenantStatus === 'closed') request.authError = errors.invalidOrRevoked()
-      else {
-        request.auth = resolved
-        request.log = request.log.child({ tenantId: resolved.tenantId })
-      }
+      else request.auth = resolved
     })
   },
   { name: 'authentication', dependencies: ['database'] },

@@ -3,7 +3,7 @@
 import fp from 'fastify-plugin'
 import { createDemoIfEmpty } from '../../admin/demo.js'
 import type { Config } from '../../config.js'
-import { type Database, openDatabase } from '../../db/database.js'
+import { type Database, databaseOptionsFrom, openDatabase } from '../../db/database.js'
 import { deployMigrations } from '../../db/migrate.js'
 import { ApiKeyRepository } from '../../repositories/api-keys.js'
 import { ContactRepository } from '../../repositories/contacts.js'
@@ -22,12 +22,6 @@ declare module 'fastify' {
 export interface DatabasePluginOptions {
   /** An already open, migrated database; the app then neither migrates nor closes it. */
   database?: Database
-}
-
-export function databaseOptionsFrom(config: Config) {
-  return config.DATABASE_URL
-    ? { url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE }
-    : { dataDir: config.DATA_DIR }
 }
 
 export default fp<DatabasePluginOptions>(

@@ -3,6 +3,7 @@
 import type { ErrorObject } from 'ajv'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { isDatabaseUnavailable } from '../../db/unavailable.js'
 import { ApiError, errors } from '../../errors.js'
 import { describeValidationError } from './validation.js'
 
@@ -42,6 +43,7 @@ function fromFastifyError(error: FastifyError): ApiError | null {
 
 function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error
+  if (isDatabaseUnavailable(error)) return errors.serviceUnavailable()
   const known = fromFastifyError(error)
   if (known) return known
   const status = error.statusCode ?? 500
@@ -54,9 +56,8 @@ export default fp(
   async function errorEnvelope(fastify) {
     fastify.setErrorHandler(function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
       const apiError = toApiError(error)
-      if (apiError.statusCode >= 500) {
-        request.log.error({ err: error }, 'request failed')
-      }
+      if (apiError.code === 'service_unavailable') request.log.warn({ err: error }, 'database unavailable')
+      else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
       // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope.
       return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
     })

@@ -1,0 +1,91 @@
+// Prometheus metrics on their own port (METRICS_HOST:METRICS_PORT, path /metrics), off the public API:
+// request counts and latency per route and status, rate-limit refusals, database pool usage, process metrics.
+import { createServer, type Server } from 'node:http'
+import fp from 'fastify-plugin'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+
+export interface Metrics {
+  registry: Registry
+  rateLimitRefusals: Counter<'by'>
+  /** Where the metrics server listens, once started. */
+  address(): string | null
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics
+  }
+}
+
+export default fp(
+  async function metrics(fastify) {
+    const registry = new Registry()
+    collectDefaultMetrics({ register: registry, prefix: 'rubrica_' })
+    const requestDuration = new Histogram({
+      name: 'rubrica_http_request_duration_seconds',
+      help: 'Time to answer requests, by method, route and status (its _count is the request count)',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    })
+    const rateLimitRefusals = new Counter({
+      name: 'rubrica_rate_limit_refusals_total',
+      help: 'Requests refused with 429, by what was counted: tenant or client address',
+      labelNames: ['by'] as const,
+      registers: [registry],
+    })
+    const db = fastify.db
+    new Gauge({
+      name: 'rubrica_db_pool_connections',
+      help: 'PostgreSQL pool connections by state (absent on the embedded database)',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const stats = db.poolStats()
+        if (!stats) return
+        this.set({ state: 'total' }, stats.total)
+        this.set({ state: 'idle' }, stats.idle)
+        this.set({ state: 'waiting' }, stats.waiting)
+      },
+    })
+
+    fastify.addHook('onResponse', async (request, reply) => {
+      // Unknown URLs share one label, so that scanners cannot grow the series without bound.
+      const route = request.routeOptions.url ?? 'unknown'
+      requestDuration.observe(
+        { method: request.method, route, status: String(reply.statusCode) },
+        reply.elapsedTime / 1000,
+      )
+    })
+
+    let server: Server | null = null
+    const { METRICS_ENABLED: enabled, METRICS_HOST: host, METRICS_PORT: port } = fastify.config
+    fastify.decorate('metrics', {
+      registry,
+      rateLimitRefusals,
+      address() {
+        const bound = server?.address()
+        return bound && typeof bound === 'object' ? `http://${host}:${bound.port}/metrics` : null
+      },
+    })
+    if (!enabled) return
+    // Started with the API server only (not for in-process tests that never listen).
+    fastify.addHook('onListen', async () => {
+      server = createServer(async (req, res) => {
+        if (req.url !== '/metrics') {
+          res.writeHead(404).end()
+          return
+        }
+        res.writeHead(200, { 'content-type': registry.contentType }).end(await registry.metrics())
+      })
+      await new Promise<void>((resolve, reject) => {
+        server?.once('error', reject).listen(port, host, resolve)
+      })
+      fastify.log.info({ metrics: fastify.metrics.address() }, 'metrics listening')
+    })
+    fastify.addHook('onClose', async () => {
+      await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)))
+    })
+  },
+  { name: 'metrics', dependencies: ['database'] },
+)

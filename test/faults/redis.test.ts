@@ -1,0 +1,64 @@
+// Redis killed and restarted under load with REDIS_URL set: never a 500, rate limits fall back to per-instance
+// counters (logged once), readiness reports the degradation, and shared counting resumes when Redis is back.
+import { Redis } from 'ioredis'
+import t from 'tap'
+import { build, createTenant, request } from '../helper.ts'
+import { startRedis } from '../services.ts'
+
+const LIST = '/api/v1/contacts'
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+t.test('Redis outage', async (t) => {
+  const redisServer = await startRedis()
+  t.teardown(() => redisServer.stop())
+  const lines: string[] = []
+  const { app } = await build(
+    t,
+    { REDIS_URL: redisServer.url, RATE_LIMIT_MAX: '1000', LOG_LEVEL: 'info' },
+    { write: (line: string) => lines.push(line) },
+  )
+  const { key, tenantId } = await createTenant(app)
+  const probe = new Redis(redisServer.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
+  probe.on('error', () => {})
+  t.teardown(() => probe.disconnect())
+  await probe.connect()
+
+  await until(() => app.redis?.available === true)
+  for (let i = 0; i < 3; i++) t.equal((await request(app, key, { method: 'GET', url: LIST })).statusCode, 200)
+  const sharedKey = `rubrica:rate:tenant:${tenantId}`
+  t.equal(await probe.get(sharedKey), '3', 'counted in Redis')
+  probe.disconnect()
+
+  await redisServer.kill()
+  const during: number[] = []
+  for (let i = 0; i < 40; i++) during.push((await request(app, key, { method: 'GET', url: LIST })).statusCode)
+  t.same([...new Set(during)], [200], 'requests keep being served while Redis is down')
+  const limitedLocally = await request(app, key, { method: 'GET', url: LIST })
+  t.ok(Number(limitedLocally.headers['x-ratelimit-remaining']) < 1000, 'counted per instance meanwhile')
+  const ready = await app.inject({ method: 'GET', url: '/ready' })
+  t.equal(ready.statusCode, 200)
+  t.same(ready.json(), { status: 'degraded', database: 'up', redis: 'down' })
+  const warnings = lines.filter((line) => line.includes('Redis unreachable'))
+  t.equal(warnings.length, 1, 'the degradation is logged once, not per request')
+
+  await redisServer.start()
+  await until(() => app.redis?.available === true, 15_000)
+  const back = new Redis(redisServer.url, { lazyConnect: true, maxRetriesPerRequest: 0 })
+  back.on('error', () => {})
+  t.teardown(() => back.disconnect())
+  await back.connect()
+  t.equal(await back.get(sharedKey), null, 'the restarted Redis starts empty')
+  t.equal((await request(app, key, { method: 'GET', url: LIST })).statusCode, 200)
+  t.equal(await back.get(sharedKey), '1', 'counting is shared again once Redis is back')
+  t.ok(
+    lines.some((line) => line.includes('Redis reachable')),
+    'the recovery is logged',
+  )
+})
