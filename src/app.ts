@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http'
 import { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
 import { type Config, trustProxy } from './config.js'
 import type { Database } from './db/database.js'
+import { errors } from './errors.js'
 import database from './plugins/app/database.js'
 import errorEnvelope from './plugins/app/error-envelope.js'
 import metrics from './plugins/app/metrics.js'
@@ -30,6 +31,15 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(errorEnvelope)
   for (const schema of sharedSchemas) fastify.addSchema(schema)
   fastify.server.headersTimeout = options.config.HEADERS_TIMEOUT_MS
+  // While shutting down, requests already being handled finish; new ones get a 503 in the usual envelope
+  // (with Connection: close), so that a load balancer retries them elsewhere.
+  let shuttingDown = false
+  fastify.addHook('preClose', async () => {
+    shuttingDown = true
+  })
+  fastify.addHook('onRequest', async () => {
+    if (shuttingDown) throw errors.serviceUnavailable()
+  })
   fastify.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id)
   })
@@ -83,5 +93,7 @@ export function serverOptions(config: Config, logStream?: { write(line: string):
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     routerOptions: { ignoreTrailingSlash: true },
+    // Replaced by the envelope-shaped 503 of serviceApp's shutdown hook.
+    return503OnClosing: false,
   }
 }

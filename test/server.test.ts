@@ -43,3 +43,38 @@ t.test('a wrong setting stops the start with a message naming it', async (t) => 
     t.match(started.output(), new RegExp(name as string), `the message names ${name}`)
   }
 })
+
+t.test('SIGTERM lets in-flight requests finish', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'rubrica-grace-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  const server = start({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000' })
+  t.teardown(() => server.child.kill('SIGKILL'))
+  const [, key, url] = await waitFor(server, /Bearer (svc_[0-9a-f]{48})' (\S+)/)
+  const headers = { authorization: `Bearer ${key}` }
+  t.equal((await fetch(url as string, { headers })).status, 200, 'warm')
+
+  let signalledAt = 0
+  const inFlight = Array.from({ length: 40 }, () =>
+    fetch(`${url}?limit=200&includeArchived=true`, { headers }).then(async (res) => ({
+      status: res.status,
+      body: await res.text(),
+      at: Date.now(),
+    })),
+  )
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  signalledAt = Date.now()
+  server.child.kill('SIGTERM')
+  const results = await Promise.allSettled(inFlight)
+  const answered = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+  t.ok(answered.length > 0, `${answered.length} of 40 answered`)
+  for (const refused of answered.filter((r) => r.status !== 200)) {
+    // Requests that reach a draining server are turned away in the envelope, for the load balancer to retry.
+    t.equal(refused.status, 503)
+    t.equal(JSON.parse(refused.body).error.code, 'service_unavailable')
+  }
+  t.ok(
+    answered.some((r) => r.status === 200 && r.at >= signalledAt),
+    'requests in flight at the signal were still answered',
+  )
+  t.equal(await server.exited, 0, 'then the process exits 0')
+})
