@@ -48,7 +48,8 @@ const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema>
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return envSchema<Config>({ schema: ConfigSchema, data: env, dotenv: false })
+  // Only the given environment is read (env: false), so tests and the CLI can hand in their own.
+  return envSchema<Config>({ schema: ConfigSchema, data: env, env: false, dotenv: false })
 }
 
 /** TRUST_PROXY as Fastify's trustProxy option. */

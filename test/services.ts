@@ -82,7 +82,7 @@ export async function startPostgres(): Promise<PrivateServer> {
     },
     async kill() {
       const running = child
-      if (!running || running.exitCode !== null) return
+      if (!running || running.exitCode !== null || running.signalCode !== null) return
       const exited = new Promise((resolve) => running.once('exit', resolve))
       // Immediate shutdown: every backend exits at once without a checkpoint, as in a crash.
       const [pgCtl, args] = asPostgres(join(PG_BIN, 'pg_ctl'), ['stop', '-D', dataDir, '-m', 'immediate'])
@@ -124,7 +124,7 @@ export async function startRedis(): Promise<PrivateServer> {
     },
     async kill() {
       const running = child
-      if (!running || running.exitCode !== null) return
+      if (!running || running.exitCode !== null || running.signalCode !== null) return
       const exited = new Promise((resolve) => running.once('exit', resolve))
       running.kill('SIGKILL')
       await exited

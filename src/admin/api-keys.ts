@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
-import type { PrismaClient } from '../generated/prisma/client.js'
 import type { Role } from '../generated/prisma/enums.js'
+import { AdminError, assertTenantExists, assertUuid, cleanText } from './guards.js'
+import type { PrismaExecutor } from './prisma.js'
 
 export const KEY_PREFIX = 'svc_'
 /** svc_ followed by 48 hexadecimal characters (24 random bytes). */
@@ -9,6 +10,7 @@ export const KEY_PATTERN = /^svc_[0-9a-fA-F]{48}$/
 export const SCOPES = ['contacts:read', 'contacts:write'] as const
 export type Scope = (typeof SCOPES)[number]
 export const ROLES = ['admin', 'editor', 'viewer'] as const satisfies readonly Role[]
+export const KEY_LABEL_MAX_LENGTH = 200
 
 /** Only the SHA-256 of a key is stored; a lookup hashes the presented key the same way. */
 export function hashApiKey(key: string): string {
@@ -17,6 +19,29 @@ export function hashApiKey(key: string): string {
 
 export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(24).toString('hex')
+}
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value)
+}
+
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value)
+}
+
+/** "contacts:read,contacts:write" -> the scopes, each checked; at least one. */
+export function parseScopes(list: string): Scope[] {
+  return checkScopes(list.split(','))
+}
+
+function checkScopes(names: readonly string[]): Scope[] {
+  const given = names.map((name) => name.trim()).filter((name) => name !== '')
+  if (given.length === 0) throw new AdminError(`Give at least one scope: ${SCOPES.join(', ')}.`)
+  const unknown = given.filter((name) => !isScope(name))
+  if (unknown.length > 0) {
+    throw new AdminError(`Unknown scope ${unknown.join(', ')}: the scopes are ${SCOPES.join(', ')}.`)
+  }
+  return [...new Set(given.filter(isScope))]
 }
 
 export interface NewApiKey {
@@ -35,17 +60,61 @@ export interface IssuedApiKey {
   scopes: string[]
 }
 
-export async function createApiKey(prisma: PrismaClient, input: NewApiKey): Promise<IssuedApiKey> {
+/** What operators may see of a key: never the key or its hash. */
+export interface ApiKeyInfo {
+  id: string
+  tenantId: string
+  label: string
+  /** The last characters of the key, to tell keys apart. */
+  hint: string
+  role: Role
+  scopes: string[]
+  createdAt: Date
+  revokedAt: Date | null
+  lastUsedAt: Date | null
+}
+
+const apiKeyInfo = {
+  id: true,
+  tenantId: true,
+  label: true,
+  hint: true,
+  role: true,
+  scopes: true,
+  createdAt: true,
+  revokedAt: true,
+  lastUsedAt: true,
+} as const
+
+export async function createApiKey(prisma: PrismaExecutor, input: NewApiKey): Promise<IssuedApiKey> {
+  if (!isRole(input.role)) throw new AdminError(`Role must be one of ${ROLES.join(', ')}.`)
+  const scopes = checkScopes(input.scopes)
+  const label = cleanText(input.label ?? '', 'Key label', KEY_LABEL_MAX_LENGTH, 0)
+  const tenantId = await assertTenantExists(prisma, input.tenantId)
   const key = generateApiKey()
   const row = await prisma.apiKey.create({
-    data: {
-      tenantId: input.tenantId,
-      role: input.role,
-      scopes: [...new Set(input.scopes)],
-      label: input.label ?? '',
-      keyHash: hashApiKey(key),
-      hint: key.slice(-4),
-    },
+    data: { tenantId, role: input.role, scopes, label, keyHash: hashApiKey(key), hint: key.slice(-4) },
   })
   return { id: row.id, key, tenantId: row.tenantId, role: row.role, scopes: row.scopes }
+}
+
+/** Newest first. */
+export async function listApiKeys(prisma: PrismaExecutor, tenantId: string): Promise<ApiKeyInfo[]> {
+  const id = await assertTenantExists(prisma, tenantId)
+  return prisma.apiKey.findMany({
+    where: { tenantId: id },
+    select: apiKeyInfo,
+    orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+  })
+}
+
+/** `changed` is false when the key was already revoked: revoking is idempotent and keeps the first date. */
+export type RevokedApiKey = ApiKeyInfo & { changed: boolean }
+
+export async function revokeApiKey(prisma: PrismaExecutor, keyId: string): Promise<RevokedApiKey> {
+  const id = assertUuid(keyId, 'Key id')
+  const { count } = await prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } })
+  const row = await prisma.apiKey.findUnique({ where: { id }, select: apiKeyInfo })
+  if (!row) throw new AdminError(`API key ${id} does not exist.`)
+  return { ...row, changed: count === 1 }
 }

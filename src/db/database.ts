@@ -18,6 +18,11 @@ export interface Database {
   prisma: PrismaClient
   /** Connections of the PostgreSQL pool (for metrics); null on the embedded database. */
   poolStats(): { total: number; idle: number; waiting: number } | null
+  /**
+   * A read-only query for the hot paths, below Prisma: on PostgreSQL a named (prepared) statement through the
+   * same pool, planned once per connection instead of on every request.
+   */
+  query<Row>(name: string, sql: string, params: unknown[]): Promise<Row[]>
   /** Runs work on one dedicated connection (migrations need that for their lock). */
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>
   close(): Promise<void>
@@ -61,6 +66,10 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
     kind: 'postgres',
     prisma,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    async query<Row>(name: string, sql: string, params: unknown[]) {
+      const result = await pool.query({ name, text: sql, values: params })
+      return result.rows as Row[]
+    },
     async withSession(work) {
       const client = await pool.connect()
       try {
@@ -109,6 +118,9 @@ function wrapPglite(client: PGlite, release: () => Promise<void>): Database {
     kind: 'pglite',
     prisma,
     poolStats: () => null,
+    async query<Row>(_name: string, sql: string, params: unknown[]) {
+      return (await client.query<Row>(sql, params)).rows
+    },
     withSession: (work) => work(pgliteSession(client)),
     async close() {
       await prisma.$disconnect()

@@ -38,7 +38,7 @@ export default fp<DatabasePluginOptions>(
       }
     }
     fastify.decorate('db', db)
-    fastify.decorate('contacts', new ContactRepository(db.prisma))
+    fastify.decorate('contacts', new ContactRepository(db))
     fastify.decorate(
       'apiKeys',
       new ApiKeyRepository(db.prisma, config.AUTH_CACHE_TTL_MS, (error) =>

@@ -1,0 +1,52 @@
+import { Prisma } from '../generated/prisma/client.js'
+import { TenantStatus } from '../generated/prisma/enums.js'
+import { AdminError, assertUuid, cleanText } from './guards.js'
+import type { PrismaExecutor } from './prisma.js'
+
+export const TENANT_STATUSES = Object.values(TenantStatus)
+export const TENANT_NAME_MAX_LENGTH = 200
+
+export interface TenantSummary {
+  id: string
+  name: string
+  status: TenantStatus
+}
+
+export interface TenantListItem extends TenantSummary {
+  createdAt: Date
+}
+
+const summary = { id: true, name: true, status: true } as const
+
+export async function createTenant(prisma: PrismaExecutor, name: string): Promise<TenantSummary> {
+  const data = { name: cleanText(name, 'Tenant name', TENANT_NAME_MAX_LENGTH) }
+  return prisma.tenant.create({ data, select: summary })
+}
+
+/** Oldest first, so the list reads in the order tenants were added. */
+export async function listTenants(prisma: PrismaExecutor): Promise<TenantListItem[]> {
+  return prisma.tenant.findMany({
+    select: { ...summary, createdAt: true },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  })
+}
+
+export async function setTenantStatus(
+  prisma: PrismaExecutor,
+  tenantId: string,
+  status: TenantStatus,
+): Promise<TenantSummary> {
+  const id = assertUuid(tenantId, 'Tenant id')
+  if (!TENANT_STATUSES.includes(status)) {
+    throw new AdminError(`Tenant status must be one of ${TENANT_STATUSES.join(', ')}.`)
+  }
+  try {
+    return await prisma.tenant.update({ where: { id }, data: { status }, select: summary })
+  } catch (error) {
+    // P2025: the record to update does not exist.
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') {
+      throw new AdminError(`Tenant ${id} does not exist.`)
+    }
+    throw error
+  }
+}
