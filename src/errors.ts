@@ -70,7 +70,6 @@ export const errors = {
   insufficientRole: (role: string) =>
     new ApiError(403, 'insufficient_role', `Il ruolo "${role}" della chiave non consente questa operazione.`),
   notFound: () => new ApiError(404, 'not_found', 'Risorsa non trovata.'),
-  routeNotFound: () => new ApiError(404, 'not_found', 'Risorsa non trovata.'),
   conflict: (existing: { id: string; status: string }) =>
     new ApiError(409, 'conflict', 'Esiste già un contatto con questa email.', { existing }),
   unknownTags: (names: readonly string[]) =>

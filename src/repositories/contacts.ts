@@ -161,6 +161,7 @@ export class ContactRepository {
       return { kind: 'created', contact: toContact(row) }
     } catch (error) {
       // The only unique key a new contact can break is (tenant, lower(email)): the trigger moves created_at.
+      // Validated emails are ASCII, where JavaScript's toLowerCase and PostgreSQL's lower() agree.
       if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error
       const existing = await this.prisma.contact.findFirst({
         where: { tenantId, emailKey: input.email.toLowerCase() },

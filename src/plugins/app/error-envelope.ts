@@ -62,7 +62,7 @@ export default fp(
       return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
     })
     fastify.setNotFoundHandler(function handleNotFound(_request, reply) {
-      const apiError = errors.routeNotFound()
+      const apiError = errors.notFound()
       return reply.code(apiError.statusCode).send(apiError.toBody())
     })
   },
