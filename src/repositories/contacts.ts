@@ -1,36 +1,12 @@
 // Data access for contacts. Every method takes the tenant id and filters by it: no query here can reach
 // another tenant's rows, and handlers never touch Prisma directly.
 // Hot reads (list, get) are hand-written SQL run as prepared statements through the same pool (see
-// Database.query): per request they cost one round trip and no ORM work. Writes go through Prisma.
+// Database.query): per request they cost one round trip and no ORM work. Writes go through Prisma, then the
+// written contact is read back the same way, so that one query and one mapping define a Contact.
 import type { Database } from '../db/database.js'
 import { Prisma } from '../generated/prisma/client.js'
 import type { EmailStatus, Stage } from '../generated/prisma/enums.js'
 import type { Contact, ContactCreate, ContactList, ContactListQuery, ContactUpdate } from '../schemas/contacts.js'
-
-const contactWithTags = {
-  tags: { select: { tag: { select: { name: true } } } },
-} satisfies Prisma.ContactInclude
-
-type ContactRow = Prisma.ContactGetPayload<{ include: typeof contactWithTags }>
-
-function toContact(row: ContactRow): Contact {
-  return {
-    id: row.id,
-    email: row.email,
-    firstName: row.firstName,
-    lastName: row.lastName,
-    phone: row.phone,
-    emailStatus: row.emailStatus,
-    stage: row.stage,
-    source: row.source,
-    consentType: row.consentType,
-    tags: row.tags.map((t) => t.tag.name).sort(),
-    archivedAt: row.archivedAt?.toISOString() ?? null,
-    acquiredAt: row.acquiredAt.toISOString(),
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-  }
-}
 
 /** A contact row as the read queries return it (tags already aggregated). */
 interface ContactReadRow {
@@ -145,7 +121,7 @@ export class ContactRepository {
       return { kind: 'unknown_tags', names: tagNames.filter((n) => !known.has(n)) }
     }
     try {
-      const row = await this.prisma.contact.create({
+      const { id } = await this.prisma.contact.create({
         data: {
           tenantId,
           email: input.email,
@@ -156,9 +132,11 @@ export class ContactRepository {
           source: 'api',
           tags: { create: tags.map((t) => ({ tagId: t.id })) },
         },
-        include: contactWithTags,
+        select: { id: true },
       })
-      return { kind: 'created', contact: toContact(row) }
+      const contact = await this.get(tenantId, id)
+      if (contact === null) throw new Error(`contact ${id} vanished right after its creation`)
+      return { kind: 'created', contact }
     } catch (error) {
       // The only unique key a new contact can break is (tenant, lower(email)): the trigger moves created_at.
       // Validated emails are ASCII, where JavaScript's toLowerCase and PostgreSQL's lower() agree.
@@ -174,13 +152,10 @@ export class ContactRepository {
 
   /** Changes only the fields present; an empty patch reads the contact unchanged. */
   async update(tenantId: string, id: string, patch: ContactUpdate): Promise<Contact | null> {
-    if (Object.keys(patch).length === 0) return this.get(tenantId, id)
-    try {
-      const row = await this.prisma.contact.update({ where: { id, tenantId }, data: patch, include: contactWithTags })
-      return toContact(row)
-    } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') return null
-      throw error
+    if (Object.keys(patch).length > 0) {
+      const { count } = await this.prisma.contact.updateMany({ where: { id, tenantId }, data: patch })
+      if (count === 0) return null
     }
+    return this.get(tenantId, id)
   }
 }
