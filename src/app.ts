@@ -95,5 +95,7 @@ export function serverOptions(config: Config, logStream?: { write(line: string):
     routerOptions: { ignoreTrailingSlash: true },
     // Replaced by the envelope-shaped 503 of serviceApp's shutdown hook.
     return503OnClosing: false,
+    // A first start creates and migrates the embedded database, which can take longer than Fastify's 10 s default.
+    pluginTimeout: 120_000,
   }
 }
