@@ -23,6 +23,8 @@ function modifiedAfter(path, time) {
 }
 
 export function needsBuild() {
+  // A production image ships dist/ without the sources: there is nothing to build from, and nothing to check.
+  if (!existsSync(join(root, 'src'))) return false
   if (outputs.some((output) => !existsSync(join(root, output))) || !existsSync(stamp)) return true
   const builtAt = statSync(stamp).mtimeMs
   return inputs.some((input) => modifiedAfter(join(root, input), builtAt))

@@ -83,7 +83,10 @@ export function serverOptions(config: Config, logStream?: { write(line: string):
       ...(logStream && { stream: logStream }),
       // Keys are secrets: should a header ever be logged, the Authorization one is censored.
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-      ...(!logStream && process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : {}),
+      // pino-pretty is a development dependency: pretty lines only in development, on a terminal.
+      ...(!logStream && config.NODE_ENV === 'development' && process.stdout.isTTY
+        ? { transport: { target: 'pino-pretty' } }
+        : {}),
     },
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.BODY_LIMIT,
