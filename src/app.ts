@@ -1,12 +1,12 @@
 // Builds the rubrica application as a Fastify plugin; src/server.ts starts it, tests build it in process.
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
-import { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify'
+import type { IncomingMessage, Server } from 'node:http'
+import { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify'
 import { type Config, trustProxy } from './config.js'
 import type { Database } from './db/database.js'
 import { errors } from './errors.js'
 import database from './plugins/app/database.js'
-import errorEnvelope from './plugins/app/error-envelope.js'
+import errorEnvelope, { frameworkErrors } from './plugins/app/error-envelope.js'
 import metrics from './plugins/app/metrics.js'
 import redis from './plugins/app/redis.js'
 import validation from './plugins/app/validation.js'
@@ -30,7 +30,6 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(validation)
   await fastify.register(errorEnvelope)
   for (const schema of sharedSchemas) fastify.addSchema(schema)
-  fastify.server.headersTimeout = options.config.HEADERS_TIMEOUT_MS
   // While shutting down, requests already being handled finish; new ones get a 503 in the usual envelope
   // (with Connection: close), so that a load balancer retries them elsewhere.
   let shuttingDown = false
@@ -76,7 +75,7 @@ function requestId(request: IncomingMessage): string {
 }
 
 /** Server-level options shared by src/server.ts and the tests' build() helper. */
-export function serverOptions(config: Config, logStream?: { write(line: string): void }): FastifyServerOptions {
+export function serverOptions(config: Config, logStream?: { write(line: string): void }): FastifyHttpOptions<Server> {
   return {
     logger: {
       level: config.LOG_LEVEL,
@@ -94,6 +93,10 @@ export function serverOptions(config: Config, logStream?: { write(line: string):
     genReqId: requestId,
     trustProxy: trustProxy(config),
     requestTimeout: config.REQUEST_TIMEOUT_MS,
+    // Node checks the headers and request timeouts only every connectionsCheckingInterval (30 s by default):
+    // checking every second cuts a slowloris connection off close to HEADERS_TIMEOUT_MS.
+    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    frameworkErrors,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     routerOptions: { ignoreTrailingSlash: true },
     // Replaced by the envelope-shaped 503 of serviceApp's shutdown hook.

@@ -152,10 +152,14 @@ export class ContactRepository {
 
   /** Changes only the fields present; an empty patch reads the contact unchanged. */
   async update(tenantId: string, id: string, patch: ContactUpdate): Promise<Contact | null> {
-    if (Object.keys(patch).length > 0) {
-      const { count } = await this.prisma.contact.updateMany({ where: { id, tenantId }, data: patch })
-      if (count === 0) return null
-    }
-    return this.get(tenantId, id)
+    if (Object.keys(patch).length === 0) return this.get(tenantId, id)
+    // Read back inside the transaction: the row lock taken by the update keeps a concurrent PATCH from landing
+    // between the two, so the answer is the state this PATCH wrote.
+    const rows = await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.contact.updateMany({ where: { id, tenantId }, data: patch })
+      return count === 0 ? [] : tx.$queryRawUnsafe<ContactReadRow[]>(GET_SQL, tenantId, id)
+    })
+    const [row] = rows
+    return row ? fromReadRow(row) : null
   }
 }

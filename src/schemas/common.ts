@@ -1,7 +1,11 @@
 import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox'
 
-/** No control characters: PostgreSQL refuses NUL in text, and none belongs in a name or a label. */
-export const PRINTABLE = '^[^\\u0000-\\u001F\\u007F]*$'
+/**
+ * No control characters (C0, DEL, C1: PostgreSQL refuses NUL, and none belongs in a name), no lone surrogate
+ * halves (UTF-8 cannot store them) and no U+FEFF (some stores drop it). Ajv matches patterns in Unicode mode,
+ * where a surrogate range matches only unpaired halves.
+ */
+export const PRINTABLE = '^[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF\\uFEFF]*$'
 
 /** `type: [T, "null"]`, the OpenAPI 3.1 way to say "or null", which fast-json-stringify also serialises directly. */
 export function Nullable<T extends TSchema>(schema: T): TUnsafe<T['static'] | null> {

@@ -32,6 +32,7 @@ function fromFastifyError(error: FastifyError): ApiError | null {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError(400, 'invalid_body', 'Il corpo della richiesta è vuoto: atteso un oggetto JSON.')
     case 'FST_ERR_CTP_INVALID_JSON':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è un JSON valido.')
   }
   // JSON bodies carrying __proto__ or constructor.prototype are refused by Fastify's parser as a SyntaxError.
@@ -41,8 +42,10 @@ function fromFastifyError(error: FastifyError): ApiError | null {
   return null
 }
 
-function toApiError(error: FastifyError): ApiError {
+function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error
+  // A request for no route is a 404 whatever its body: parsing that body may fail first, which says nothing.
+  if (request.is404) return errors.notFound()
   if (isDatabaseUnavailable(error)) return errors.serviceUnavailable()
   const known = fromFastifyError(error)
   if (known) return known
@@ -52,10 +55,19 @@ function toApiError(error: FastifyError): ApiError {
   return errors.internal()
 }
 
+/**
+ * Routing errors Fastify answers before any handler (bad percent-encoding, an over-long path segment): such a
+ * URL names no resource, so it gets the usual 404 envelope instead of Fastify's English body.
+ */
+export function frameworkErrors(_error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const apiError = errors.notFound()
+  return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
+}
+
 export default fp(
   async function errorEnvelope(fastify) {
     fastify.setErrorHandler(function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-      const apiError = toApiError(error)
+      const apiError = toApiError(error, request)
       if (apiError.code === 'service_unavailable') request.log.warn({ err: error }, 'database unavailable')
       else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
       // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope.

@@ -3,6 +3,7 @@
 // errors everywhere (Fastify's default would silently drop them).
 import Ajv, { type ErrorObject, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
+import { fullFormats } from 'ajv-formats/dist/formats.js'
 import localizeItModule from 'ajv-i18n/localize/it/index.js'
 import fp from 'fastify-plugin'
 import { sharedSchemas } from '../../schemas/index.js'
@@ -12,9 +13,27 @@ const localizeIt = localizeItModule as unknown as (errors: ErrorObject[]) => voi
 
 const shared: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
 
+/** A plain UUID: ajv-formats also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const SECONDS = /[Tt ]\d{2}:\d{2}:(\d{2})/
+const rfc3339 = fullFormats['date-time'] as { validate: (value: string) => boolean }
+
+/**
+ * An RFC 3339 timestamp that is also an instant the database can store: leap seconds (:60) and dates outside
+ * years 1 to 9999 pass the plain format but fail later, in Date or in PostgreSQL.
+ */
+function isStorableDateTime(value: string): boolean {
+  if (!rfc3339.validate(value) || Number(SECONDS.exec(value)?.[1]) > 59) return false
+  const instant = new Date(value.replace(' ', 'T'))
+  const year = instant.getUTCFullYear()
+  return !Number.isNaN(instant.getTime()) && year >= 1 && year <= 9999
+}
+
 function createAjv(coerceTypes: boolean) {
   const ajv = new Ajv.default({ ...shared, coerceTypes })
   addFormats.default(ajv)
+  ajv.addFormat('uuid', UUID)
+  ajv.addFormat('date-time', { type: 'string', validate: isStorableDateTime })
   for (const schema of sharedSchemas) ajv.addSchema(schema)
   return ajv
 }
