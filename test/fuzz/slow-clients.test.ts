@@ -1,0 +1,167 @@
+// Slow and abusive clients on a real socket: headers trickled a byte at a time (slowloris), a body trickled a
+// byte at a time, an oversized header, and 200 idle connections. With HEADERS_TIMEOUT_MS=1000 and
+// REQUEST_TIMEOUT_MS=2000 the server must cut the slow ones off within those limits (plus a little slack), answer
+// the oversized header with 431 or a closed connection, and keep answering a normal client promptly throughout.
+// Every wait is bounded: a connection still open past its deadline fails the test and is destroyed.
+import { connect, type Socket } from 'node:net'
+import t from 'tap'
+import { build, createTenant } from '../helper.ts'
+
+const HEADERS_TIMEOUT_MS = 1000
+const REQUEST_TIMEOUT_MS = 2000
+/** Time allowed beyond a timeout for the server to notice and close the connection. */
+const SLACK_MS = 1500
+/** Give up on a connection after this long in any case. */
+const GIVE_UP_MS = 6000
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+interface Connection {
+  socket: Socket
+  openedAt: number
+  /** Resolves with the milliseconds from opening to the server closing the connection. */
+  closed: Promise<number>
+  received(): string
+}
+
+async function open(port: number, sockets: Set<Socket>): Promise<Connection> {
+  const socket = connect(port, '127.0.0.1')
+  sockets.add(socket)
+  const chunks: Buffer[] = []
+  socket.on('data', (chunk) => chunks.push(chunk))
+  // Resets and write-after-close errors are how a cut-off looks from here; 'close' follows them.
+  socket.on('error', () => {})
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve)
+    socket.once('error', reject)
+  })
+  const openedAt = Date.now()
+  const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now() - openedAt)))
+  return { socket, openedAt, closed, received: () => Buffer.concat(chunks).toString('latin1') }
+}
+
+/** Writes `text` one byte every `everyMs` until it is all sent or the connection is gone. */
+function trickle(connection: Connection, text: string, everyMs: number): () => void {
+  let i = 0
+  const timer = setInterval(() => {
+    const { socket } = connection
+    if (i >= text.length || socket.destroyed || !socket.writable) {
+      clearInterval(timer)
+      return
+    }
+    socket.write(text[i++] ?? '')
+  }, everyMs)
+  return () => clearInterval(timer)
+}
+
+/** The connection's close time, or null when it is still open after `ms`. */
+async function closedWithin(connection: Connection, ms: number): Promise<number | null> {
+  const remaining = Math.max(0, ms - (Date.now() - connection.openedAt))
+  return Promise.race([connection.closed, sleep(remaining).then(() => null)])
+}
+
+t.test('slow and abusive clients are cut off; normal clients are served meanwhile', async (t) => {
+  const { app } = await build(t, {
+    HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
+    REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+    RATE_LIMIT_MAX: '1000000',
+  })
+  const { key } = await createTenant(app)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  const base = `http://127.0.0.1:${port}`
+  const sockets = new Set<Socket>()
+  // Whatever happens, no socket of ours outlives the test (app.close() would otherwise wait for them).
+  t.teardown(() => {
+    for (const socket of sockets) socket.destroy()
+  })
+
+  const normalRequest = async () => {
+    const started = performance.now()
+    const res = await fetch(`${base}/api/v1/contacts?limit=1`, {
+      headers: { authorization: `Bearer ${key}` },
+      signal: AbortSignal.timeout(GIVE_UP_MS),
+    })
+    await res.arrayBuffer()
+    return { status: res.status, ms: performance.now() - started }
+  }
+  t.equal((await normalRequest()).status, 200, 'the server answers before the abuse')
+
+  await t.test('headers and a body trickled a byte every 200 ms are cut off within the timeouts', async (t) => {
+    const slowloris = await open(port, sockets)
+    const stopHeaders = trickle(
+      slowloris,
+      `GET /api/v1/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Slow: ${'s'.repeat(200)}\r\n\r\n`,
+      200,
+    )
+    const slowBody = await open(port, sockets)
+    const body = JSON.stringify({ email: 'lento@x.io', firstName: 'x'.repeat(150) })
+    slowBody.socket.write(
+      `POST /api/v1/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    )
+    const stopBody = trickle(slowBody, body, 200)
+    const [headersCut, bodyCut] = await Promise.all([
+      closedWithin(slowloris, GIVE_UP_MS),
+      closedWithin(slowBody, GIVE_UP_MS),
+    ])
+    stopHeaders()
+    stopBody()
+    t.ok(
+      headersCut !== null && headersCut <= HEADERS_TIMEOUT_MS + SLACK_MS,
+      `slowloris cut off after ${headersCut ?? `more than ${GIVE_UP_MS}`} ms (limit ${HEADERS_TIMEOUT_MS} + ${SLACK_MS})`,
+    )
+    t.ok(
+      bodyCut !== null && bodyCut <= REQUEST_TIMEOUT_MS + SLACK_MS,
+      `trickled body cut off after ${bodyCut ?? `more than ${GIVE_UP_MS}`} ms (limit ${REQUEST_TIMEOUT_MS} + ${SLACK_MS})`,
+    )
+    for (const [name, connection] of [
+      ['slowloris', slowloris],
+      ['slow body', slowBody],
+    ] as const) {
+      t.notMatch(connection.received(), /^HTTP\/1\.1 2\d\d/, `${name}: never a success`)
+      connection.socket.destroy()
+    }
+    t.equal(await app.db.prisma.contact.count({ where: { email: 'lento@x.io' } }), 0, 'the trickled create did nothing')
+  })
+
+  await t.test('an oversized header gets 431 or a closed connection, not a hang', async (t) => {
+    const big = await open(port, sockets)
+    big.socket.write(
+      `GET /api/v1/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`,
+    )
+    const cut = await closedWithin(big, 2000)
+    const answer = big.received()
+    t.ok(
+      cut !== null || /^HTTP\/1\.1 431/.test(answer),
+      `answered ${JSON.stringify(answer.split('\r\n')[0] ?? '')} and ${cut === null ? 'still open' : `closed after ${cut} ms`}`,
+    )
+    t.match(answer, /^(HTTP\/1\.1 431|$)/, 'a 431 or nothing at all')
+    big.socket.destroy()
+  })
+
+  await t.test('200 idle connections do not slow a normal client down', async (t) => {
+    // Half say nothing at all, half start a request line and stop.
+    const idle = await Promise.all(Array.from({ length: 200 }, () => open(port, sockets)))
+    idle.forEach((connection, i) => {
+      if (i % 2 === 1) connection.socket.write('GET /api/v1/contacts HTTP/1.1\r\nHost: x\r\n')
+    })
+    const timings: number[] = []
+    for (let i = 0; i < 5; i++) {
+      const answer = await normalRequest()
+      t.equal(answer.status, 200, `normal request ${i + 1} answered`)
+      timings.push(answer.ms)
+      await sleep(100)
+    }
+    t.ok(Math.max(...timings) < 2000, `answered in ${timings.map((ms) => Math.round(ms)).join(', ')} ms (each < 2000)`)
+    const started = idle.filter((_, i) => i % 2 === 1)
+    const cut = await Promise.all(started.map((c) => closedWithin(c, HEADERS_TIMEOUT_MS + SLACK_MS)))
+    const stillOpen = cut.filter((ms) => ms === null).length
+    t.equal(stillOpen, 0, `all ${started.length} half-started requests cut off by the headers timeout`)
+    const silent = await Promise.all(idle.filter((_, i) => i % 2 === 0).map((c) => closedWithin(c, 0)))
+    t.comment(`${silent.filter((ms) => ms !== null).length} of 100 silent connections closed by the server so far`)
+    for (const connection of idle) connection.socket.destroy()
+    t.equal((await normalRequest()).status, 200, 'still serving after the flood')
+  })
+})

@@ -1,0 +1,383 @@
+// Shared by the fuzz suites: run parameters (FUZZ_SEED, FUZZ_RUNS), the checks every response must pass (the
+// documented Contact and list shapes, the Italian error envelope), database snapshots and per-endpoint counters.
+// Not a test file itself (no `.test.` in the name), so tap does not run it.
+import { appendFileSync } from 'node:fs'
+import fc from 'fast-check'
+import type { LightMyRequestResponse } from 'fastify'
+import type { Test } from 'tap'
+import { ERROR_CODES, type ErrorCode } from '../../src/errors.ts'
+import type { PrismaClient } from '../../src/generated/prisma/client.ts'
+
+// ---------------------------------------------------------------------------------------------------------------
+// Run parameters
+
+function parseInteger(name: string, fallback: number, min: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`)
+  return value
+}
+
+/** The seed of every property in this process: FUZZ_SEED when set, otherwise a fresh one (always printed). */
+export const FUZZ_SEED = parseInteger(
+  'FUZZ_SEED',
+  (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0,
+  -(2 ** 31),
+)
+/** The base number of generated cases; each property scales it (see runs()). Small by default for `npm test`. */
+export const FUZZ_RUNS = parseInteger('FUZZ_RUNS', 60, 1)
+
+/** FUZZ_RUNS scaled for one property, at least `min`. */
+export function runs(scale: number, min = 1): number {
+  return Math.max(min, Math.round(FUZZ_RUNS * scale))
+}
+
+type Reporter = Pick<Test, 'comment' | 'pass' | 'fail'>
+
+/**
+ * Runs a property with the suite's seed and reports it to tap: one passing assertion, or one failure carrying
+ * fast-check's report (seed, replay path, shrunk counterexample and the error it raised).
+ */
+export async function holds<Ts>(
+  t: Reporter,
+  name: string,
+  property: fc.IAsyncPropertyWithHooks<Ts> | fc.IAsyncProperty<Ts>,
+  numRuns: number,
+): Promise<void> {
+  const details = await fc.check(property, {
+    seed: FUZZ_SEED,
+    numRuns,
+    verbose: 0,
+    endOnFailure: false,
+    includeErrorInReport: true,
+  })
+  t.comment(`${name}: ${details.numRuns} cases (${details.numShrinks} shrinks), seed ${details.seed}`)
+  if (details.failed) {
+    const report = (await fc.asyncDefaultReportMessage(details)) ?? 'property failed'
+    t.fail(`${name}: property failed; replay with FUZZ_SEED=${details.seed} FUZZ_RUNS=${FUZZ_RUNS}`, {
+      seed: details.seed,
+      path: details.counterexamplePath,
+      counterexample: fc.stringify(details.counterexample),
+      error: details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance),
+      report,
+    })
+  } else {
+    t.pass(`${name}: ${details.numRuns} cases hold (seed ${details.seed})`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Counters: how many cases each endpoint got, by status. Printed as a tap comment and, when FUZZ_STATS_FILE is
+// set (scripts/fuzz.ts sets it), appended there as one JSON line per suite.
+
+export class Stats {
+  readonly counts: Record<string, Record<string, number>> = {}
+
+  count(endpoint: string, status: number | string): void {
+    const byStatus = this.counts[endpoint] ?? {}
+    this.counts[endpoint] = byStatus
+    byStatus[String(status)] = (byStatus[String(status)] ?? 0) + 1
+  }
+
+  total(endpoint: string): number {
+    return Object.values(this.counts[endpoint] ?? {}).reduce((a, b) => a + b, 0)
+  }
+
+  report(t: Reporter, suite: string): void {
+    for (const endpoint of Object.keys(this.counts).sort()) {
+      t.comment(`${suite} ${endpoint}: ${this.total(endpoint)} requests ${JSON.stringify(this.counts[endpoint])}`)
+    }
+    const file = process.env.FUZZ_STATS_FILE
+    if (file) {
+      appendFileSync(file, `${JSON.stringify({ suite, seed: FUZZ_SEED, runs: FUZZ_RUNS, counts: this.counts })}\n`)
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The documented shapes (README "Contact", "Errors"; spec enumerations), written out independently of src/.
+
+export const EMAIL_STATUSES = ['active', 'unsubscribed', 'bounced', 'complained', 'suppressed', 'pending_review']
+export const STAGES = ['lead', 'prospect', 'customer', 'ex_customer']
+export const CONTACT_FIELDS = [
+  'acquiredAt',
+  'archivedAt',
+  'consentType',
+  'createdAt',
+  'email',
+  'emailStatus',
+  'firstName',
+  'id',
+  'lastName',
+  'phone',
+  'source',
+  'stage',
+  'tags',
+  'updatedAt',
+]
+const ISO_MS_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** The HTTP status each error code is documented with. */
+export const STATUS_OF: Record<ErrorCode, number> = {
+  invalid_body: 400,
+  invalid_query: 400,
+  unknown_tag: 400,
+  missing_authorization: 401,
+  invalid_key_format: 401,
+  invalid_key: 401,
+  invalid_or_revoked: 401,
+  insufficient_scope: 403,
+  insufficient_role: 403,
+  tenant_suspended: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  rate_limit_exceeded: 429,
+  internal: 500,
+  service_unavailable: 503,
+}
+
+export interface Contact {
+  id: string
+  email: string | null
+  firstName: string | null
+  lastName: string | null
+  phone: string | null
+  emailStatus: string
+  stage: string
+  source: string
+  consentType: string
+  tags: string[]
+  archivedAt: string | null
+  acquiredAt: string
+  createdAt: string
+  updatedAt: string
+}
+
+export interface ContactPage {
+  data: Contact[]
+  next: string | null
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; existing?: { id: string; status: string } }
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isTimestamp(value: unknown): value is string {
+  return typeof value === 'string' && ISO_MS_Z.test(value) && new Date(value).toISOString() === value
+}
+
+function sameKeys(value: Record<string, unknown>, keys: readonly string[]): boolean {
+  const own = Object.keys(value).sort()
+  return own.length === keys.length && own.every((key, i) => key === [...keys].sort()[i])
+}
+
+/** Throws unless `value` is exactly a documented Contact. */
+export function assertContact(value: unknown, where = 'contact'): asserts value is Contact {
+  const fail = (why: string): never => {
+    throw new Error(`${where} is not a valid Contact (${why}): ${JSON.stringify(value)}`)
+  }
+  if (!isRecord(value)) return fail('not an object')
+  if (!sameKeys(value, CONTACT_FIELDS)) return fail(`fields ${Object.keys(value).sort().join(',')}`)
+  if (typeof value.id !== 'string' || !UUID.test(value.id)) fail('id')
+  for (const field of ['email', 'firstName', 'lastName', 'phone']) {
+    if (value[field] !== null && typeof value[field] !== 'string') fail(field)
+  }
+  if (typeof value.emailStatus !== 'string' || !EMAIL_STATUSES.includes(value.emailStatus)) fail('emailStatus')
+  if (typeof value.stage !== 'string' || !STAGES.includes(value.stage)) fail('stage')
+  if (typeof value.source !== 'string') fail('source')
+  if (typeof value.consentType !== 'string') fail('consentType')
+  const tags = value.tags
+  if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) return fail('tags')
+  const sorted = [...new Set(tags as string[])].sort()
+  if (JSON.stringify(sorted) !== JSON.stringify(tags)) fail('tags not sorted and unique')
+  if (value.archivedAt !== null && !isTimestamp(value.archivedAt)) fail('archivedAt')
+  for (const field of ['acquiredAt', 'createdAt', 'updatedAt']) if (!isTimestamp(value[field])) fail(field)
+  if (String(value.updatedAt) < String(value.createdAt)) fail('updatedAt before createdAt')
+}
+
+/** Throws unless `value` is exactly {data: Contact[], next}, newest first, with next = last createdAt or null. */
+export function assertPage(value: unknown, where = 'list'): asserts value is ContactPage {
+  if (!isRecord(value) || !sameKeys(value, ['data', 'next']) || !Array.isArray(value.data)) {
+    throw new Error(`${where} is not {data, next}: ${JSON.stringify(value).slice(0, 500)}`)
+  }
+  value.data.forEach((item, i) => {
+    assertContact(item, `${where} data[${i}]`)
+  })
+  const data = value.data as Contact[]
+  for (let i = 1; i < data.length; i++) {
+    if (!(String(data[i - 1]?.createdAt) > String(data[i]?.createdAt))) {
+      throw new Error(`${where} is not strictly newest first at ${i}`)
+    }
+  }
+  if (value.next !== null) {
+    if (!isTimestamp(value.next)) throw new Error(`${where} next is not a timestamp: ${String(value.next)}`)
+    if (value.next !== data.at(-1)?.createdAt) throw new Error(`${where} next is not the last item's createdAt`)
+  }
+}
+
+/** English words and debugging residue that must never reach a client in a message. */
+const ENGLISH =
+  /\b(must|should|unexpected|undefined|null|NaN|invalid|required|expected|property|cannot|the|is|of|not|error|failed|exception)\b/i
+const LEAKS: [RegExp, string][] = [
+  [/^\s*at\s/m, 'stack trace line'],
+  [/\.(ts|js|mjs|cjs):\d/, 'source file position'],
+  [/node_modules|\/work\/|\/src\//, 'file path'],
+  [/Error:/, '"Error:"'],
+  [/FST_|ERR_|Prisma|prisma|ajv|SQL|postgres|PGlite|\[object /, 'internal name'],
+]
+const ITALIAN =
+  /è|\b(il|lo|la|i|gli|le|un|una|di|del|della|non|deve|essere|per|tra|con|riprova|richiesta|campo|parametro|chiave|risorsa|contatto|tag|servizio|errore|limite|corpo|organizzazione|ruolo|intestazione)\b/i
+
+/** Problems with an error message: empty, not Italian, English words, stack traces, file paths. */
+export function messageProblems(message: string): string[] {
+  const problems: string[] = []
+  if (message.trim() === '') return ['empty message']
+  for (const [pattern, what] of LEAKS) if (pattern.test(message)) problems.push(what)
+  // Quoted parts echo what the client sent (a field, a parameter, a tag name): anything may be in them.
+  const first = message.indexOf('"')
+  const last = message.lastIndexOf('"')
+  const own = first >= 0 && last > first ? message.slice(0, first) + message.slice(last + 1) : message
+  // "un testo o null" names the JSON literal null among the accepted types: the one legitimate use of the word.
+  const english = ENGLISH.exec(own.replace(/\bo null\b/g, ''))
+  if (english) problems.push(`English word "${english[0]}"`)
+  if (!ITALIAN.test(own)) problems.push('no Italian word')
+  return problems
+}
+
+/** Throws unless `value` is the error envelope with a documented code matching `status` and an Italian message. */
+export function assertEnvelope(value: unknown, status: number, where = 'error'): asserts value is ErrorBody {
+  const fail = (why: string): never => {
+    throw new Error(`${where}: ${status} body is not a valid error envelope (${why}): ${JSON.stringify(value)}`)
+  }
+  if (!isRecord(value) || !sameKeys(value, ['error']) || !isRecord(value.error)) return fail('shape')
+  const error = value.error
+  const code = error.code
+  if (typeof code !== 'string' || !(ERROR_CODES as readonly string[]).includes(code)) return fail('unknown code')
+  if (STATUS_OF[code as ErrorCode] !== status) fail(`code ${code} is documented with ${STATUS_OF[code as ErrorCode]}`)
+  if (typeof error.message !== 'string') return fail('message is not a string')
+  const problems = messageProblems(error.message)
+  if (problems.length > 0) fail(`message: ${problems.join(', ')}`)
+  if (code === 'conflict') {
+    const existing = error.existing
+    if (!sameKeys(error, ['code', 'message', 'existing']) || !isRecord(existing)) return fail('conflict shape')
+    if (!sameKeys(existing, ['id', 'status']) || typeof existing.id !== 'string' || !UUID.test(existing.id)) {
+      fail('existing.id')
+    }
+    if (typeof existing.status !== 'string' || !EMAIL_STATUSES.includes(existing.status)) fail('existing.status')
+  } else if (!sameKeys(error, ['code', 'message'])) {
+    fail('extra members')
+  }
+}
+
+export type Expected = 'contact' | 'page'
+
+/**
+ * The invariants of every response: never 5xx; JSON; a 2xx is exactly the documented success shape (`expected`),
+ * anything else is the Italian error envelope. Returns the parsed body.
+ */
+export function checkResponse(res: LightMyRequestResponse, expected: Expected, where: string): unknown {
+  if (res.statusCode >= 500) throw new Error(`${where}: ${res.statusCode} ${res.body}`)
+  const type = String(res.headers['content-type'] ?? '')
+  if (!/^application\/json\b/.test(type)) throw new Error(`${where}: content-type "${type}" for ${res.body}`)
+  let body: unknown
+  try {
+    body = JSON.parse(res.body)
+  } catch {
+    throw new Error(`${where}: body is not JSON: ${res.body.slice(0, 300)}`)
+  }
+  if (res.statusCode >= 200 && res.statusCode < 300) {
+    if (expected === 'page') assertPage(body, where)
+    else assertContact(body, where)
+  } else {
+    assertEnvelope(body, res.statusCode, where)
+  }
+  return body
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Database snapshots
+
+export interface Snapshot {
+  contacts: Awaited<ReturnType<PrismaClient['contact']['findMany']>>
+  links: { contactId: string; tagId: string }[]
+  /** The whole of both tables, serialised: two snapshots are equal when these strings are. */
+  text: string
+}
+
+export async function snapshot(prisma: PrismaClient): Promise<Snapshot> {
+  const [contacts, links] = await Promise.all([
+    prisma.contact.findMany({ orderBy: { id: 'asc' } }),
+    prisma.contactTag.findMany({ orderBy: [{ contactId: 'asc' }, { tagId: 'asc' }] }),
+  ])
+  return { contacts, links, text: JSON.stringify([contacts, links]) }
+}
+
+/** The rows of `after` that differ from `before` (added, removed or changed), by id. */
+export function changedIds(before: Snapshot, after: Snapshot): string[] {
+  const rows = (s: Snapshot) => {
+    const map = new Map<string, string>()
+    for (const c of s.contacts) map.set(c.id, JSON.stringify(c))
+    for (const l of s.links) map.set(l.contactId, `${map.get(l.contactId) ?? ''}|${l.tagId}`)
+    return map
+  }
+  const a = rows(before)
+  const b = rows(after)
+  return [...new Set([...a.keys(), ...b.keys()])].filter((id) => a.get(id) !== b.get(id))
+}
+
+/** A stored row as the API must show it. */
+export function rowToContact(
+  row: Snapshot['contacts'][number],
+  links: Snapshot['links'],
+  tagNames: Map<string, string>,
+) {
+  return {
+    id: row.id,
+    email: row.email,
+    firstName: row.firstName,
+    lastName: row.lastName,
+    phone: row.phone,
+    emailStatus: row.emailStatus,
+    stage: row.stage,
+    source: row.source,
+    consentType: row.consentType,
+    tags: links
+      .filter((l) => l.contactId === row.id)
+      .map((l) => tagNames.get(l.tagId) ?? `?${l.tagId}`)
+      .sort(),
+    archivedAt: row.archivedAt?.toISOString() ?? null,
+    acquiredAt: row.acquiredAt.toISOString(),
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Prototype pollution
+
+export function prototypeFingerprint(): string {
+  const describe = (o: object) => Object.getOwnPropertyNames(o).sort().join(',')
+  return [Object.prototype, Array.prototype, Function.prototype, String.prototype].map(describe).join('|')
+}
+
+/** Throws when a payload managed to add properties to the shared prototypes. */
+export function assertNoPollution(before: string): void {
+  const probe: Record<string, unknown> = {}
+  for (const key of ['polluted', 'isAdmin', 'tenantId', 'role', 'x']) {
+    if (probe[key] !== undefined) throw new Error(`Object.prototype.${key} is set: prototype pollution`)
+  }
+  if (prototypeFingerprint() !== before) throw new Error('a shared prototype gained or lost properties')
+}
+
+/** Describes a request for failure messages. */
+export function describe(method: string, url: string, headers: Record<string, string>, payload?: string): string {
+  const shown = payload === undefined ? '' : ` body(${payload.length})=${JSON.stringify(payload.slice(0, 400))}`
+  return `${method} ${url} ${JSON.stringify(headers)}${shown}`
+}
