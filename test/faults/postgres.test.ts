@@ -69,7 +69,9 @@ t.test('database outage under load', async (t) => {
   }
   const workers = Array.from({ length: 4 }, worker)
 
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  // Steady load first: wait for some acknowledged creates (bounded), however slow the machine is.
+  const loadedBy = Date.now() + 20_000
+  while (acknowledged.length < 5 && Date.now() < loadedBy) await new Promise((resolve) => setTimeout(resolve, 50))
   const beforeOutage = acknowledged.length
   phase = 'outage'
   await postgres.kill()
