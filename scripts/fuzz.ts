@@ -69,7 +69,10 @@ console.log(`\nfuzz summary: FUZZ_SEED=${seed} FUZZ_RUNS=${runs}, ${database}, $
 if (suites.length === 0) console.log('no statistics were written (did a suite crash before its end?)')
 for (const { suite, counts } of suites) {
   const total = Object.values(counts).reduce((a, s) => a + sum(s), 0)
-  console.log(`  ${suite}: ${total} requests`)
+  const parts = Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([endpoint, statuses]) => `${endpoint} ${sum(statuses)}`)
+  console.log(`  ${suite}: ${total} requests (${parts.join(', ')})`)
 }
 console.log('requests per endpoint (all suites):')
 for (const [endpoint, statuses] of [...byEndpoint].sort(([a], [b]) => a.localeCompare(b))) {

@@ -102,7 +102,8 @@ export function textVerdict(value: unknown, min: number, max: number): Verdict {
   if (/[\p{Cc}\p{Cs}]/u.test(value)) return 'invalid'
   const counts = [value.length, [...value].length, graphemes(value, max + 1)]
   const inside = counts.map((n) => n >= min && n <= max)
-  if (inside.every(Boolean)) return 'valid'
+  // U+FEFF (a byte order mark in the middle of text) is no control character, but refusing it is fair.
+  if (inside.every(Boolean)) return value.includes('\ufeff') ? 'unsure' : 'valid'
   if (!inside.some(Boolean)) return 'invalid'
   return 'unsure'
 }
