@@ -26,6 +26,7 @@ import { formatComparison, formatProfile, readProfile, summariseProfile, type Wi
 import {
   BENCH_EMAIL_DOMAIN,
   errorCount,
+  killWrk,
   luaScript,
   runWrk,
   SCENARIOS,
@@ -39,24 +40,35 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 // ---------------------------------------------------------------------------------------------------------------
 // Options
 
-const { values: flags } = parseArgs({
-  options: {
-    tenants: { type: 'string' },
-    contacts: { type: 'string' },
-    duration: { type: 'string' },
-    connections: { type: 'string' },
-    threads: { type: 'string' },
-    rounds: { type: 'string' },
-    smoke: { type: 'boolean', default: false },
-    large: { type: 'boolean', default: false },
-    keep: { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
-    database: { type: 'string' },
-    out: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
-  strict: true,
-})
+const { values: flags } = (() => {
+  try {
+    return parseCommandLine()
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)} (see --help)\n`)
+    process.exit(2)
+  }
+})()
+
+function parseCommandLine() {
+  return parseArgs({
+    options: {
+      tenants: { type: 'string' },
+      contacts: { type: 'string' },
+      duration: { type: 'string' },
+      connections: { type: 'string' },
+      threads: { type: 'string' },
+      rounds: { type: 'string' },
+      smoke: { type: 'boolean', default: false },
+      large: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      database: { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  })
+}
 
 if (flags.help) {
   process.stdout.write(`usage: tsx bench/run.ts [options]
@@ -149,6 +161,7 @@ const runId = Date.now().toString(36)
 
 const children = new Set<ChildProcess>()
 process.on('exit', () => {
+  killWrk()
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
 
@@ -661,6 +674,7 @@ async function measure(
   seconds: number,
   round: number,
 ): Promise<Measurement> {
+  stopIfInterrupted()
   const sampler = sampleScenario(server.pid)
   const wrk = await runWrk({
     url: server.url,
@@ -712,6 +726,7 @@ async function profileScenario(
   scripts: Record<ScenarioId, string>,
   profileRoot: string,
 ): Promise<ProfileRun> {
+  stopIfInterrupted()
   const dir = join(profileRoot, `${target}-${scenario}`)
   mkdirSync(dir, { recursive: true })
   const port = await freePort()
@@ -824,11 +839,19 @@ function cleanup(): Promise<void> {
   return cleaning
 }
 
+let interrupted = false
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
+    interrupted = true
     note(`${signal}: stopping servers and cleaning up`)
+    killWrk()
     void cleanup().finally(() => process.exit(130))
   })
+}
+
+/** Called before each load run: after a signal, nothing new starts while cleanup() runs. */
+function stopIfInterrupted(): void {
+  if (interrupted) throw new Error('interrupted')
 }
 
 async function main(): Promise<number> {
@@ -923,6 +946,7 @@ async function main(): Promise<number> {
       ['baseline', baseline],
     ] as const) {
       if (target === 'baseline' && !BASELINE_SCENARIOS.includes(scenario)) continue
+      stopIfInterrupted()
       await runWrk({
         url: server.url,
         script: scripts[scenario],
@@ -1186,9 +1210,13 @@ let exitCode = 1
 try {
   exitCode = await main()
 } catch (error) {
-  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-  for (const server of servers) process.stderr.write(`--- last output of ${server.name}:\n${server.output()}\n`)
-  exitCode = 1
+  if (interrupted) {
+    exitCode = 130
+  } else {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    for (const server of servers) process.stderr.write(`--- last output of ${server.name}:\n${server.output()}\n`)
+    exitCode = 1
+  }
 } finally {
   await cleanup()
 }

@@ -1,7 +1,14 @@
 // wrk scripts for bench/run.ts: one Lua file per scenario, with the keys, ids, cursors and tags inlined as Lua
 // tables, and a done() hook that prints one JSON line. No response() hook: it would make wrk parse every
 // response in Lua and slow the load generator down; wrk counts statuses >= 400 itself (summary.errors.status).
-import { spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
+
+/** wrk processes still running, so that an interrupted run can stop them. */
+const running = new Set<ChildProcess>()
+
+export function killWrk(): void {
+  for (const child of running) child.kill('SIGKILL')
+}
 
 export interface TenantSample {
   key: string
@@ -185,6 +192,7 @@ export function runWrk(options: WrkOptions): Promise<WrkResult> {
   ]
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    running.add(child)
     if (child.pid !== undefined) options.onStart?.(child.pid)
     let out = ''
     let err = ''
@@ -200,6 +208,7 @@ export function runWrk(options: WrkOptions): Promise<WrkResult> {
       reject(error)
     })
     child.on('close', (code, signal) => {
+      running.delete(child)
       clearTimeout(timer)
       const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '))
       if (code !== 0 || line === undefined) {
