@@ -9,8 +9,8 @@ export class AdminError extends Error {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-/** The API's rule for names: no control characters. */
-const PRINTABLE_TEXT = new RegExp(PRINTABLE)
+/** The API's rule for names: no control characters. Unicode mode, as Ajv compiles it: only a lone surrogate is refused. */
+const PRINTABLE_TEXT = new RegExp(PRINTABLE, 'u')
 
 export function assertUuid(value: string, what: string): string {
   if (!UUID.test(value)) throw new AdminError(`${what} "${value}" is not a UUID.`)

@@ -1,36 +1,55 @@
 // Data access for contacts. Every method takes the tenant id and filters by it: no query here can reach
 // another tenant's rows, and handlers never touch Prisma directly.
-// Hot reads (list, get) are hand-written SQL run as prepared statements through the same pool (see
-// Database.query): per request they cost one round trip and no ORM work. Writes go through Prisma, then the
-// written contact is read back the same way, so that one query and one mapping define a Contact.
+// Reads are hand-written SQL run as prepared statements through the same pool (see Database.query): per request
+// they cost one round trip and no ORM work. Writes go through Prisma with the fewest statements it can make:
+// the written row comes back from the write itself (RETURNING), so a request never reads its contact again.
 import type { Database } from '../db/database.js'
 import { Prisma } from '../generated/prisma/client.js'
 import type { EmailStatus, Stage } from '../generated/prisma/enums.js'
 import type { Contact, ContactCreate, ContactList, ContactListQuery, ContactUpdate } from '../schemas/contacts.js'
 
-/** A contact row as the read queries return it (tags already aggregated). */
-interface ContactReadRow {
+/** A contact's own columns: what the reads below alias and what Prisma's CONTACT_COLUMNS select returns. */
+interface ContactRecord {
   id: string
   email: string | null
-  first_name: string | null
-  last_name: string | null
+  firstName: string | null
+  lastName: string | null
   phone: string | null
-  email_status: EmailStatus
+  emailStatus: EmailStatus
   stage: Stage
   source: string
-  consent_type: string
-  tags: string[]
-  archived_at: Date | null
-  acquired_at: Date
-  created_at: Date
-  updated_at: Date
+  consentType: string
+  archivedAt: Date | null
+  acquiredAt: Date
+  createdAt: Date
+  updatedAt: Date
 }
 
-const READ_COLUMNS = `c.id, c.email, c.first_name, c.last_name, c.phone, c.email_status, c.stage, c.source,
-  c.consent_type, c.archived_at, c.acquired_at, c.created_at, c.updated_at,
+const CONTACT_COLUMNS = {
+  id: true,
+  email: true,
+  firstName: true,
+  lastName: true,
+  phone: true,
+  emailStatus: true,
+  stage: true,
+  source: true,
+  consentType: true,
+  archivedAt: true,
+  acquiredAt: true,
+  createdAt: true,
+  updatedAt: true,
+} as const satisfies Prisma.ContactSelect
+
+const READ_COLUMNS = `c.id, c.email, c.first_name AS "firstName", c.last_name AS "lastName", c.phone,
+  c.email_status AS "emailStatus", c.stage, c.source, c.consent_type AS "consentType", c.archived_at AS "archivedAt",
+  c.acquired_at AS "acquiredAt", c.created_at AS "createdAt", c.updated_at AS "updatedAt",
   ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = c.id) AS tags`
 
 const GET_SQL = `SELECT ${READ_COLUMNS} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`
+const TAG_NAMES_SQL = 'SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = $1'
+const TAGS_BY_NAME_SQL = 'SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[])'
+const BY_EMAIL_KEY_SQL = 'SELECT id, email_status AS "status" FROM contacts WHERE tenant_id = $1 AND email_key = $2'
 
 /**
  * One statement per combination of filters, each with only the predicates it needs, so that every prepared
@@ -58,24 +77,28 @@ function listStatement(query: ContactListQuery): { name: string; sql: string; pa
   return { name: `contacts_list_${flags.join('_') || 'all'}`, sql, params }
 }
 
-function fromReadRow(row: ContactReadRow): Contact {
+function toContact(record: ContactRecord, tags: readonly string[]): Contact {
   return {
-    id: row.id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    phone: row.phone,
-    emailStatus: row.email_status,
-    stage: row.stage,
-    source: row.source,
-    consentType: row.consent_type,
-    tags: [...row.tags].sort(),
-    archivedAt: row.archived_at?.toISOString() ?? null,
-    acquiredAt: row.acquired_at.toISOString(),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    id: record.id,
+    email: record.email,
+    firstName: record.firstName,
+    lastName: record.lastName,
+    phone: record.phone,
+    emailStatus: record.emailStatus,
+    stage: record.stage,
+    source: record.source,
+    consentType: record.consentType,
+    tags: [...tags].sort(),
+    archivedAt: record.archivedAt?.toISOString() ?? null,
+    acquiredAt: record.acquiredAt.toISOString(),
+    createdAt: record.createdAt.toISOString(),
+    updatedAt: record.updatedAt.toISOString(),
   }
 }
+
+type ContactReadRow = ContactRecord & { tags: string[] }
+
+const fromReadRow = (row: ContactReadRow): Contact => toContact(row, row.tags)
 
 export type CreateResult =
   | { kind: 'created'; contact: Contact }
@@ -98,7 +121,7 @@ export class ContactRepository {
     const last = page.at(-1)
     return {
       data: page.map(fromReadRow),
-      next: rows.length > query.limit && last ? last.created_at.toISOString() : null,
+      next: rows.length > query.limit && last ? last.createdAt.toISOString() : null,
     }
   }
 
@@ -112,16 +135,15 @@ export class ContactRepository {
     const tags =
       tagNames.length === 0
         ? []
-        : await this.prisma.tag.findMany({
-            where: { tenantId, name: { in: tagNames } },
-            select: { id: true, name: true },
-          })
+        : await this.db.query<{ id: string; name: string }>('tags_by_name', TAGS_BY_NAME_SQL, [tenantId, tagNames])
     if (tags.length < tagNames.length) {
       const known = new Set(tags.map((t) => t.name))
       return { kind: 'unknown_tags', names: tagNames.filter((n) => !known.has(n)) }
     }
     try {
-      const { id } = await this.prisma.contact.create({
+      // Without tags this is one INSERT … RETURNING; with tags Prisma wraps the two inserts in a transaction.
+      // The trigger may move createdAt (and acquiredAt): the returned row has the stored values.
+      const record = await this.prisma.contact.create({
         data: {
           tenantId,
           email: input.email,
@@ -130,36 +152,42 @@ export class ContactRepository {
           lastName: input.lastName ?? null,
           consentType: input.consentType ?? 'unknown',
           source: 'api',
-          tags: { create: tags.map((t) => ({ tagId: t.id })) },
+          ...(tags.length > 0 && { tags: { create: tags.map((t) => ({ tagId: t.id })) } }),
         },
-        select: { id: true },
+        select: CONTACT_COLUMNS,
       })
-      const contact = await this.get(tenantId, id)
-      if (contact === null) throw new Error(`contact ${id} vanished right after its creation`)
-      return { kind: 'created', contact }
+      // Tag names are compared exactly, so the names sent are the stored ones.
+      return { kind: 'created', contact: toContact(record, tagNames) }
     } catch (error) {
       // The only unique key a new contact can break is (tenant, lower(email)): the trigger moves created_at.
       // Validated emails are ASCII, where JavaScript's toLowerCase and PostgreSQL's lower() agree.
       if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error
-      const existing = await this.prisma.contact.findFirst({
-        where: { tenantId, emailKey: input.email.toLowerCase() },
-        select: { id: true, emailStatus: true },
-      })
+      const [existing] = await this.db.query<{ id: string; status: EmailStatus }>(
+        'contacts_by_email_key',
+        BY_EMAIL_KEY_SQL,
+        [tenantId, input.email.toLowerCase()],
+      )
       if (!existing) throw error
-      return { kind: 'conflict', existing: { id: existing.id, status: existing.emailStatus } }
+      return { kind: 'conflict', existing }
     }
   }
 
   /** Changes only the fields present; an empty patch reads the contact unchanged. */
   async update(tenantId: string, id: string, patch: ContactUpdate): Promise<Contact | null> {
     if (Object.keys(patch).length === 0) return this.get(tenantId, id)
-    // Read back inside the transaction: the row lock taken by the update keeps a concurrent PATCH from landing
-    // between the two, so the answer is the state this PATCH wrote.
-    const rows = await this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.contact.updateMany({ where: { id, tenantId }, data: patch })
-      return count === 0 ? [] : tx.$queryRawUnsafe<ContactReadRow[]>(GET_SQL, tenantId, id)
+    // One UPDATE … RETURNING: the answer is the state this PATCH wrote even when others write at once, and no
+    // transaction holds a pooled connection while it waits. PATCH cannot change tags, so reading them after
+    // the update answers the same as reading them with it.
+    const [record] = await this.prisma.contact.updateManyAndReturn({
+      where: { id, tenantId },
+      data: patch,
+      select: CONTACT_COLUMNS,
     })
-    const [row] = rows
-    return row ? fromReadRow(row) : null
+    if (!record) return null
+    const tags = await this.db.query<{ name: string }>('contact_tag_names', TAG_NAMES_SQL, [id])
+    return toContact(
+      record,
+      tags.map((t) => t.name),
+    )
   }
 }

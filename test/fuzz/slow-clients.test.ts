@@ -87,8 +87,10 @@ t.test('slow and abusive clients are cut off; normal clients are served meanwhil
     return { status: res.status, ms: performance.now() - started }
   }
   t.equal((await normalRequest()).status, 200, 'the server answers before the abuse')
+  // The three abuses run at the same time (subtests in parallel): each is also load for the others.
+  t.jobs = 3
 
-  await t.test('headers and a body trickled a byte every 200 ms are cut off within the timeouts', async (t) => {
+  t.test('headers and a body trickled a byte every 200 ms are cut off within the timeouts', async (t) => {
     const slowloris = await open(port, sockets)
     const stopHeaders = trickle(
       slowloris,
@@ -126,7 +128,7 @@ t.test('slow and abusive clients are cut off; normal clients are served meanwhil
     t.equal(await app.db.prisma.contact.count({ where: { email: 'lento@x.io' } }), 0, 'the trickled create did nothing')
   })
 
-  await t.test('an oversized header gets 431 or a closed connection, not a hang', async (t) => {
+  t.test('an oversized header gets 431 or a closed connection, not a hang', async (t) => {
     const big = await open(port, sockets)
     big.socket.write(
       `GET /api/v1/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Big: ${'b'.repeat(20_000)}\r\n\r\n`,
@@ -141,7 +143,7 @@ t.test('slow and abusive clients are cut off; normal clients are served meanwhil
     big.socket.destroy()
   })
 
-  await t.test('200 idle connections do not slow a normal client down', async (t) => {
+  t.test('200 idle connections do not slow a normal client down', async (t) => {
     // Half say nothing at all, half start a request line and stop.
     const idle = await Promise.all(Array.from({ length: 200 }, () => open(port, sockets)))
     idle.forEach((connection, i) => {

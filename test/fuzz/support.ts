@@ -26,7 +26,7 @@ export const FUZZ_SEED = parseInteger(
   -(2 ** 31),
 )
 /** The base number of generated cases; each property scales it (see runs()). Small by default for `npm test`. */
-export const FUZZ_RUNS = parseInteger('FUZZ_RUNS', 40, 1)
+export const FUZZ_RUNS = parseInteger('FUZZ_RUNS', 30, 1)
 
 /** FUZZ_RUNS scaled for one property, at least `min`. */
 export function runs(scale: number, min = 1): number {
