@@ -15,7 +15,7 @@ const BEARER = /^bearer +(\S+) *$/i
 /** ISO 8601 as the API's cursors carry it (rubrica accepts any RFC 3339 date-time; this ceiling needs less). */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/
 
-// The same SQL as src/repositories/contacts.ts (READ_COLUMNS, GET_SQL, listStatement).
+// The same SQL as src/repositories/contacts.ts (READ_COLUMNS, GET_SQL, listStatement), without its column aliases.
 const READ_COLUMNS = `c.id, c.email, c.first_name, c.last_name, c.phone, c.email_status, c.stage, c.source,
   c.consent_type, c.archived_at, c.acquired_at, c.created_at, c.updated_at,
   ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = c.id) AS tags`

@@ -19,8 +19,9 @@ export interface Database {
   /** Connections of the PostgreSQL pool (for metrics); null on the embedded database. */
   poolStats(): { total: number; idle: number; waiting: number } | null
   /**
-   * A read-only query for the hot paths, below Prisma: on PostgreSQL a named (prepared) statement through the
-   * same pool, planned once per connection instead of on every request.
+   * A statement for the hot paths, below Prisma: the reads, and the API-key bookkeeping that rides on them.
+   * On PostgreSQL a named (prepared) statement through the same pool, planned once per connection instead of
+   * on every request. Writes of contacts, tags, tenants and keys go through Prisma.
    */
   query<Row>(name: string, sql: string, params: unknown[]): Promise<Row[]>
   /** Runs work on one dedicated connection (migrations need that for their lock). */

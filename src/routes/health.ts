@@ -8,7 +8,7 @@ async function databaseReachable(fastify: FastifyInstance): Promise<boolean> {
   const timeout = new Promise<false>((resolve) => {
     timer = setTimeout(() => resolve(false), DATABASE_CHECK_TIMEOUT_MS)
   })
-  const probe = fastify.db.prisma.$queryRaw`SELECT 1`.then(
+  const probe = fastify.db.query('health_probe', 'SELECT 1', []).then(
     () => true,
     () => false,
   )

@@ -24,6 +24,11 @@ export interface DatabasePluginOptions {
   database?: Database
 }
 
+async function hasTenants(db: Database): Promise<boolean> {
+  const [row] = await db.query<{ found: boolean }>('tenants_any', 'SELECT EXISTS (SELECT 1 FROM tenants) AS found', [])
+  return row?.found === true
+}
+
 export default fp<DatabasePluginOptions>(
   async function database(fastify, options) {
     const config = fastify.config
@@ -41,11 +46,13 @@ export default fp<DatabasePluginOptions>(
     fastify.decorate('contacts', new ContactRepository(db))
     fastify.decorate(
       'apiKeys',
-      new ApiKeyRepository(db.prisma, config.AUTH_CACHE_TTL_MS, (error) =>
+      new ApiKeyRepository(db, config.AUTH_CACHE_TTL_MS, (error) =>
         fastify.log.warn({ err: error }, 'could not record API key use'),
       ),
     )
-    fastify.decorate('demo', config.DEMO_ON_EMPTY ? await createDemoIfEmpty(db.prisma) : null)
+    // A cheap look first: a start on a database that has tenants (every start but the first) stays below Prisma.
+    const demo = config.DEMO_ON_EMPTY && !(await hasTenants(db)) ? await createDemoIfEmpty(db.prisma) : null
+    fastify.decorate('demo', demo)
   },
   { name: 'database' },
 )

@@ -1,13 +1,13 @@
 // Prometheus metrics on their own port (METRICS_HOST:METRICS_PORT, path /metrics), off the public API:
 // request counts and latency per route and status, rate-limit refusals, database pool usage, process metrics.
+// With METRICS_ENABLED=false nothing is measured and prom-client is not even loaded: no per-request cost.
 import { createServer, type Server } from 'node:http'
 import fp from 'fastify-plugin'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
 export interface Metrics {
-  registry: Registry
-  rateLimitRefusals: Counter<'by'>
-  /** Where the metrics server listens, once started. */
+  /** Counts a 429, by what was counted: the tenant or the client address. */
+  countRateLimitRefusal(by: 'tenant' | 'address'): void
+  /** Where the metrics server listens, once started; null when metrics are disabled. */
   address(): string | null
 }
 
@@ -19,6 +19,12 @@ declare module 'fastify' {
 
 export default fp(
   async function metrics(fastify) {
+    const { METRICS_ENABLED: enabled, METRICS_HOST: host, METRICS_PORT: port } = fastify.config
+    if (!enabled) {
+      fastify.decorate('metrics', { countRateLimitRefusal() {}, address: () => null })
+      return
+    }
+    const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = await import('prom-client')
     const registry = new Registry()
     collectDefaultMetrics({ register: registry, prefix: 'rubrica_' })
     const requestDuration = new Histogram({
@@ -59,16 +65,13 @@ export default fp(
     })
 
     let server: Server | null = null
-    const { METRICS_ENABLED: enabled, METRICS_HOST: host, METRICS_PORT: port } = fastify.config
     fastify.decorate('metrics', {
-      registry,
-      rateLimitRefusals,
+      countRateLimitRefusal: (by) => rateLimitRefusals.inc({ by }),
       address() {
         const bound = server?.address()
         return bound && typeof bound === 'object' ? `http://${host}:${bound.port}/metrics` : null
       },
     })
-    if (!enabled) return
     // Started with the API server only (not for in-process tests that never listen).
     fastify.addHook('onListen', async () => {
       server = createServer(async (req, res) => {

@@ -24,7 +24,7 @@ export default fp(
         max,
         timeWindow: windowMs,
         keyGenerator: (request) => (request.auth ? `tenant:${request.auth.tenantId}` : `address:${request.ip}`),
-        onExceeded: (request) => fastify.metrics.rateLimitRefusals.inc({ by: request.auth ? 'tenant' : 'address' }),
+        onExceeded: (request) => fastify.metrics.countRateLimitRefusal(request.auth ? 'tenant' : 'address'),
         errorResponseBuilder: (_request, context) =>
           errors.rateLimited(max, Math.round(windowMs / 1000), Math.max(1, Math.ceil(context.ttl / 1000))),
       }),

@@ -2,7 +2,8 @@
 // key and tenant changes announced by the admin CLI. Redis being down never fails a request: the rate limiter
 // falls back to per-process counters, and the log says so once per outage, not per request.
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+// Loaded only when REDIS_URL is set: most single-instance starts never need the client.
+import type { Redis } from 'ioredis'
 import { AUTH_CHANGES_CHANNEL } from '../../admin/announce.js'
 
 export interface RedisLink {
@@ -37,6 +38,7 @@ export default fp(
       fastify.decorate('redis', null)
       return
     }
+    const { Redis } = await import('ioredis')
     const client = new Redis(url, redisOptions())
     const subscriber = new Redis(url, { ...redisOptions(), enableOfflineQueue: true, commandTimeout: undefined })
     const link = { client, available: false }
