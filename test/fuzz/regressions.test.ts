@@ -157,7 +157,7 @@ t.test('regressions found by fuzzing', async (t) => {
   })
 
   await t.test('a burst of PATCHes waits for the pool instead of failing with 500', async (t) => {
-    // PATCH runs an interactive transaction; Prisma gives up starting one after 2 s (P2028), and that was a 500.
+    // PATCH used to run an interactive transaction; Prisma gives up starting one after 2 s (P2028), and that was a 500.
     const ids: string[] = []
     for (let i = 0; i < 20; i++) {
       ids.push((await request(app, key, { method: 'POST', url: LIST, payload: { email: `burst${i}@x.io` } })).json().id)

@@ -81,6 +81,17 @@ t.test('Prometheus metrics on their own port', async (t) => {
   t.equal((await fetch(`${address}x`)).status, 404)
 })
 
+t.test('with METRICS_ENABLED=false nothing listens for metrics and refusals still work', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1', METRICS_ENABLED: 'false' })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { key } = await createTenant(app)
+  t.equal(app.metrics.address(), null, 'no metrics server')
+  t.equal((await request(app, key, { method: 'GET', url: LIST })).statusCode, 200)
+  const refused = await request(app, key, { method: 'GET', url: LIST })
+  t.equal(refused.statusCode, 429, 'the refusal is answered although nothing counts it')
+  t.equal(refused.json().error.code, 'rate_limit_exceeded')
+})
+
 t.test('behind a trusted proxy, the per-address limit uses X-Forwarded-For', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '2', TRUST_PROXY: '1' })
   const bad = `svc_${'1'.repeat(48)}`
