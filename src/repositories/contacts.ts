@@ -41,13 +41,16 @@ const CONTACT_COLUMNS = {
   updatedAt: true,
 } as const satisfies Prisma.ContactSelect
 
+/** A contact's tag names, completed by the contact's id: one definition for the reads and for PATCH. */
+const TAG_NAMES_OF = 'SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id ='
+
 const READ_COLUMNS = `c.id, c.email, c.first_name AS "firstName", c.last_name AS "lastName", c.phone,
   c.email_status AS "emailStatus", c.stage, c.source, c.consent_type AS "consentType", c.archived_at AS "archivedAt",
   c.acquired_at AS "acquiredAt", c.created_at AS "createdAt", c.updated_at AS "updatedAt",
-  ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = c.id) AS tags`
+  ARRAY(${TAG_NAMES_OF} c.id) AS tags`
 
 const GET_SQL = `SELECT ${READ_COLUMNS} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`
-const TAG_NAMES_SQL = 'SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = $1'
+const TAG_NAMES_SQL = `${TAG_NAMES_OF} $1`
 const TAGS_BY_NAME_SQL = 'SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[])'
 const BY_EMAIL_KEY_SQL = 'SELECT id, email_status AS "status" FROM contacts WHERE tenant_id = $1 AND email_key = $2'
 
@@ -184,10 +187,8 @@ export class ContactRepository {
       select: CONTACT_COLUMNS,
     })
     if (!record) return null
-    const tags = await this.db.query<{ name: string }>('contact_tag_names', TAG_NAMES_SQL, [id])
-    return toContact(
-      record,
-      tags.map((t) => t.name),
-    )
+    const tagRows = await this.db.query<{ name: string }>('contact_tag_names', TAG_NAMES_SQL, [id])
+    const tagNames = tagRows.map((row) => row.name)
+    return toContact(record, tagNames)
   }
 }
