@@ -2,9 +2,7 @@
 // serves it. The suite fails while the committed file and the served document differ.
 import { writeFileSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
-import Fastify from 'fastify'
-import fp from 'fastify-plugin'
-import serviceApp, { serverOptions } from '../src/app.ts'
+import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 import { openDatabase } from '../src/db/database.ts'
 
@@ -12,8 +10,7 @@ export async function servedDocument(): Promise<string> {
   const config = loadConfig({ LOG_LEVEL: 'silent', DEMO_ON_EMPTY: 'false' })
   // The document depends on the routes only; an empty in-memory database is enough to build the app.
   const database = await openDatabase({ pglite: new PGlite() })
-  const app = Fastify(serverOptions(config))
-  await app.register(fp(serviceApp), { config, database })
+  const app = await buildApp(config, { database })
   await app.ready()
   const document = `${JSON.stringify(app.swagger(), null, 2)}\n`
   await app.close()

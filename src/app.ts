@@ -1,14 +1,20 @@
-// Builds the rubrica application as a Fastify plugin; src/server.ts starts it, tests build it in process.
+// Builds the rubrica application: serviceApp is the app as a Fastify plugin, buildApp wraps it in a server with
+// rubrica's server options. src/server.ts, the tests, the fault tests and scripts/openapi-write.ts all call
+// buildApp, so there is one assembly of the app.
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, Server } from 'node:http'
-import { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify'
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify'
+import fp from 'fastify-plugin'
 import { type Config, trustProxy } from './config.js'
 import type { Database } from './db/database.js'
-import { errors } from './errors.js'
 import database from './plugins/app/database.js'
+import demo from './plugins/app/demo.js'
 import errorEnvelope, { frameworkErrors } from './plugins/app/error-envelope.js'
 import metrics from './plugins/app/metrics.js'
 import redis from './plugins/app/redis.js'
+import repositories from './plugins/app/repositories.js'
+import requestLog from './plugins/app/request-log.js'
+import shutdown from './plugins/app/shutdown.js'
 import validation from './plugins/app/validation.js'
 import sensible from './plugins/external/sensible.js'
 import swagger from './plugins/external/swagger.js'
@@ -17,6 +23,12 @@ import apiV1 from './routes/api/v1/index.js'
 import health from './routes/health.js'
 import openapiDocument from './routes/openapi.js'
 import { sharedSchemas } from './schemas/index.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+  }
+}
 
 export interface AppOptions {
   config: Config
@@ -30,32 +42,11 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(validation)
   await fastify.register(errorEnvelope)
   for (const schema of sharedSchemas) fastify.addSchema(schema)
-  // While shutting down, requests already being handled finish; new ones get a 503 in the usual envelope
-  // (with Connection: close), so that a load balancer retries them elsewhere.
-  let shuttingDown = false
-  fastify.addHook('preClose', async () => {
-    shuttingDown = true
-  })
-  fastify.addHook('onRequest', async () => {
-    if (shuttingDown) throw errors.serviceUnavailable()
-  })
-  fastify.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-  })
-  // One log line per request, with what operators search by; never headers, so never the key.
-  fastify.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? null,
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-        tenantId: request.auth?.tenantId ?? null,
-      },
-      'request',
-    )
-  })
+  await fastify.register(shutdown)
+  await fastify.register(requestLog)
   await fastify.register(database, { database: options.database })
+  await fastify.register(repositories)
+  await fastify.register(demo)
   await fastify.register(redis)
   await fastify.register(metrics)
   await fastify.register(health)
@@ -66,6 +57,20 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(apiV1, { prefix: '/api/v1' })
 }
 
+export interface BuildOptions {
+  /** An open, migrated database (tests and tools); otherwise the configuration's database is opened. */
+  database?: Database
+  /** Where log lines go instead of stdout (tests read them). */
+  logStream?: { write(line: string): void }
+}
+
+/** The app in a server with rubrica's options, registered but not yet ready nor listening. */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions(config, options.logStream))
+  await app.register(fp(serviceApp), { config, database: options.database })
+  return app
+}
+
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/
 
 /** The caller's X-Request-Id when it is a plain token (it ends up in logs), otherwise a new UUID. */
@@ -74,8 +79,7 @@ function requestId(request: IncomingMessage): string {
   return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID()
 }
 
-/** Server-level options shared by src/server.ts and the tests' build() helper. */
-export function serverOptions(config: Config, logStream?: { write(line: string): void }): FastifyHttpOptions<Server> {
+function serverOptions(config: Config, logStream?: { write(line: string): void }): FastifyHttpOptions<Server> {
   return {
     logger: {
       level: config.LOG_LEVEL,
@@ -99,7 +103,7 @@ export function serverOptions(config: Config, logStream?: { write(line: string):
     frameworkErrors,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     routerOptions: { ignoreTrailingSlash: true },
-    // Replaced by the envelope-shaped 503 of serviceApp's shutdown hook.
+    // Replaced by the envelope-shaped 503 of the shutdown plugin.
     return503OnClosing: false,
     // A first start creates and migrates the embedded database, which can take longer than Fastify's 10 s default.
     pluginTimeout: 120_000,

@@ -1,20 +1,17 @@
 // Starts rubrica: reads the configuration, builds the app, listens, and closes gracefully on signals.
 import closeWithGrace from 'close-with-grace'
-import Fastify from 'fastify'
-import fp from 'fastify-plugin'
-import serviceApp, { serverOptions } from './app.js'
-import { loadConfig } from './config.js'
+import { buildApp } from './app.js'
+import { type Config, loadConfig } from './config.js'
 
-let config: ReturnType<typeof loadConfig>
+let config: Config
 try {
   config = loadConfig()
 } catch (error) {
-  console.error(`Configurazione non valida: ${error instanceof Error ? error.message : String(error)}`)
+  console.error(`Invalid configuration: ${error instanceof Error ? error.message : String(error)}`)
   process.exit(1)
 }
 
-const app = Fastify(serverOptions(config))
-await app.register(fp(serviceApp), { config })
+const app = await buildApp(config)
 
 closeWithGrace({ delay: config.SHUTDOWN_GRACE_MS }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'closing after an unexpected error')
@@ -35,8 +32,8 @@ if (app.demo) {
   const address = `http://${config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST}:${port}`
   // Printed once, on the start that created the demo: the key is not stored anywhere in clear.
   process.stdout.write(
-    `\nDatabase vuoto: creata l'organizzazione demo (${app.demo.tenantId}).\n` +
-      `Chiave API (mostrata solo ora): ${app.demo.key}\n\n` +
-      `Prova:\n  curl -H 'Authorization: Bearer ${app.demo.key}' ${address}/api/v1/contacts\n\n`,
+    `\nEmpty database: created the demo organisation (${app.demo.tenantId}).\n` +
+      `API key (shown only now): ${app.demo.key}\n\n` +
+      `Try it:\n  curl -H 'Authorization: Bearer ${app.demo.key}' ${address}/api/v1/contacts\n\n`,
   )
 }

@@ -1,9 +1,9 @@
 // build(): the app on a fresh, migrated database, closed when the test ends. Fixtures create tenants and keys
 // straight through Prisma, as the admin CLI does.
-import Fastify, { type FastifyInstance, type InjectOptions, type LightMyRequestResponse } from 'fastify'
-import fp from 'fastify-plugin'
-import { createApiKey, type Scope } from '../src/admin/api-keys.ts'
-import serviceApp, { serverOptions } from '../src/app.ts'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { createApiKey } from '../src/admin/api-keys.ts'
+import type { Scope } from '../src/api-key.ts'
+import { buildApp } from '../src/app.ts'
 import { type Config, loadConfig } from '../src/config.ts'
 import type { Role, TenantStatus } from '../src/generated/prisma/enums.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
@@ -31,12 +31,11 @@ export async function build(
     ...env,
   })
   const db = await createTestDatabase()
-  const app = Fastify(serverOptions(config, logStream))
+  const app = await buildApp(config, { database: db.database, logStream })
   t.teardown(async () => {
     await app.close()
     await db.close()
   })
-  await app.register(fp(serviceApp), { config, database: db.database })
   await app.ready()
   return { app, db, config }
 }
@@ -46,7 +45,7 @@ export interface TenantFixture {
   key: string
 }
 
-export async function createTenant(
+export async function createTenantWithKey(
   app: FastifyInstance,
   options: { name?: string; role?: Role; scopes?: Scope[]; status?: TenantStatus; tags?: string[] } = {},
 ): Promise<TenantFixture> {

@@ -1,33 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { generateApiKey, hashApiKey, isRole, isScope, ROLES, SCOPES, type Scope } from '../api-key.js'
 import type { Role } from '../generated/prisma/enums.js'
 import { AdminError, assertTenantExists, assertUuid, cleanText } from './guards.js'
 import type { PrismaExecutor } from './prisma.js'
 
-export const KEY_PREFIX = 'svc_'
-/** svc_ followed by 48 hexadecimal characters (24 random bytes). */
-export const KEY_PATTERN = /^svc_[0-9a-fA-F]{48}$/
-
-export const SCOPES = ['contacts:read', 'contacts:write'] as const
-export type Scope = (typeof SCOPES)[number]
-export const ROLES = ['admin', 'editor', 'viewer'] as const satisfies readonly Role[]
 export const KEY_LABEL_MAX_LENGTH = 200
-
-/** Only the SHA-256 of a key is stored; a lookup hashes the presented key the same way. */
-export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key.toLowerCase()).digest('hex')
-}
-
-export function generateApiKey(): string {
-  return KEY_PREFIX + randomBytes(24).toString('hex')
-}
-
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value)
-}
-
-export function isRole(value: string): value is Role {
-  return (ROLES as readonly string[]).includes(value)
-}
 
 /** "contacts:read,contacts:write" -> the scopes, each checked; at least one. */
 export function parseScopes(list: string): Scope[] {

@@ -6,10 +6,10 @@ import { createApiKey } from './api-keys.js'
 import type { PrismaExecutor } from './prisma.js'
 import { createTags } from './tags.js'
 import { createTenant } from './tenants.js'
+import { DAY_MS } from './time.js'
 
 /** Serialises concurrent first starts (several instances on one PostgreSQL); any fixed number would do. */
 const DEMO_LOCK_ID = 72707370
-const DAY_MS = 86_400_000
 
 const DEMO_TAGS = ['newsletter', 'vip', 'evento-2026'] as const
 type DemoTag = (typeof DEMO_TAGS)[number]

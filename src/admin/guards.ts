@@ -1,6 +1,6 @@
 // Checks shared by the admin functions. They run before any query, so bad input never reaches the database
 // and an operator gets a sentence instead of a Prisma stack.
-import { PRINTABLE } from '../schemas/common.js'
+import { PRINTABLE, UUID } from '../schemas/common.js'
 import type { PrismaExecutor } from './prisma.js'
 
 /** A refusal an operator can act on (bad input, unknown id): the CLI prints its message, without a stack. */
@@ -8,7 +8,6 @@ export class AdminError extends Error {
   override name = 'AdminError'
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** The API's rule for names: no control characters. Unicode mode, as Ajv compiles it: only a lone surrogate is refused. */
 const PRINTABLE_TEXT = new RegExp(PRINTABLE, 'u')
 

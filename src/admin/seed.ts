@@ -10,6 +10,7 @@ import { AdminError } from './guards.js'
 import type { PrismaExecutor } from './prisma.js'
 import { createTags } from './tags.js'
 import { createTenant } from './tenants.js'
+import { DAY_MS } from './time.js'
 
 export const SEED_LIMITS = { tenants: 1_000, contactsPerTenant: 1_000_000 } as const
 
@@ -29,8 +30,7 @@ export interface SeedResult {
 const CHUNK_SIZE = 5_000
 const TAGS_PER_TENANT = 5
 /** createdAt values are spread over this span, newest first, at least 1 ms apart. */
-const HISTORY_MS = 2 * 365 * 86_400_000
-const DAY_MS = 86_400_000
+const HISTORY_MS = 2 * 365 * DAY_MS
 const ARCHIVED_SHARE = 0.05
 /** Large tenants take a while; Prisma's default interactive-transaction timeout is 5 s. */
 const TENANT_TRANSACTION_TIMEOUT_MS = 30 * 60_000

@@ -1,8 +1,9 @@
+import { LIMITS } from '../schemas/contacts.js'
 import { assertTenantExists, cleanText } from './guards.js'
 import type { PrismaExecutor } from './prisma.js'
 
-/** The API accepts tag names up to this length (see LIMITS in src/schemas/contacts.ts). */
-export const TAG_NAME_MAX_LENGTH = 64
+/** The API accepts tag names up to this length. */
+export const TAG_NAME_MAX_LENGTH = LIMITS.tag
 
 export interface TagInfo {
   id: string
@@ -18,7 +19,7 @@ export interface CreatedTags {
 
 const tagInfo = { id: true, name: true, createdAt: true } as const
 
-/** Trimmed, 1-64 characters, no control characters. Names are case-sensitive, as the API compares them. */
+/** Trimmed, 1 to TAG_NAME_MAX_LENGTH characters, no control characters. Names are case-sensitive, as the API compares them. */
 export function cleanTagName(name: string): string {
   return cleanText(name, `Tag name "${name}"`, TAG_NAME_MAX_LENGTH)
 }

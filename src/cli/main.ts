@@ -6,15 +6,7 @@ import { WriteStream } from 'node:tty'
 import cliProgress from 'cli-progress'
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import { announceAuthChange } from '../admin/announce.js'
-import {
-  createApiKey,
-  KEY_LABEL_MAX_LENGTH,
-  listApiKeys,
-  parseScopes,
-  ROLES,
-  revokeApiKey,
-  type Scope,
-} from '../admin/api-keys.js'
+import { createApiKey, KEY_LABEL_MAX_LENGTH, listApiKeys, parseScopes, revokeApiKey } from '../admin/api-keys.js'
 import { archiveContact, unarchiveContact } from '../admin/contacts.js'
 import { AdminError, assertUuid, cleanText } from '../admin/guards.js'
 import { SEED_LIMITS, seed } from '../admin/seed.js'
@@ -26,6 +18,7 @@ import {
   TENANT_NAME_MAX_LENGTH,
   TENANT_STATUSES,
 } from '../admin/tenants.js'
+import { ROLES, type Scope } from '../api-key.js'
 import { loadConfig } from '../config.js'
 import { type Database, type DatabaseOptions, databaseOptionsFrom, openDatabase } from '../db/database.js'
 import { deployMigrations } from '../db/migrate.js'

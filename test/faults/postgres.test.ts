@@ -1,10 +1,8 @@
 // PostgreSQL killed under a steady load of creates and reads, then restarted: 503 envelopes meanwhile, no
 // crash, recovery without a restart, and every contact acknowledged with 201 still there afterwards.
-import Fastify from 'fastify'
-import fp from 'fastify-plugin'
 import t from 'tap'
 import { createApiKey } from '../../src/admin/api-keys.ts'
-import serviceApp, { serverOptions } from '../../src/app.ts'
+import { buildApp } from '../../src/app.ts'
 import { loadConfig } from '../../src/config.ts'
 import { openDatabase } from '../../src/db/database.ts'
 import { deployMigrations } from '../../src/db/migrate.ts'
@@ -32,9 +30,8 @@ t.test('database outage under load', async (t) => {
     RATE_LIMIT_MAX: '100000',
     AUTH_CACHE_TTL_MS: '5000',
   })
-  const app = Fastify(serverOptions(config))
+  const app = await buildApp(config)
   t.teardown(() => app.close())
-  await app.register(fp(serviceApp), { config })
   await app.ready()
 
   const acknowledged: string[] = []

@@ -2,7 +2,7 @@
 // counters (logged once), readiness reports the degradation, and shared counting resumes when Redis is back.
 import { Redis } from 'ioredis'
 import t from 'tap'
-import { build, createTenant, request } from '../helper.ts'
+import { build, createTenantWithKey, request } from '../helper.ts'
 import { startRedis } from '../services.ts'
 
 const LIST = '/api/v1/contacts'
@@ -24,7 +24,7 @@ t.test('Redis outage', async (t) => {
     { REDIS_URL: redisServer.url, RATE_LIMIT_MAX: '1000', LOG_LEVEL: 'info' },
     { write: (line: string) => lines.push(line) },
   )
-  const { key, tenantId } = await createTenant(app)
+  const { key, tenantId } = await createTenantWithKey(app)
   const probe = new Redis(redisServer.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null })
   probe.on('error', () => {})
   t.teardown(() => probe.disconnect())

@@ -8,8 +8,8 @@ import { isDeepStrictEqual as same } from 'node:util'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { hashApiKey, type Scope } from '../../src/admin/api-keys.ts'
-import { addKey, build, createTenant, request } from '../helper.ts'
+import { hashApiKey, type Scope } from '../../src/api-key.ts'
+import { addKey, build, createTenantWithKey, request } from '../helper.ts'
 import {
   type AuthKeys,
   authorization,
@@ -75,10 +75,10 @@ t.test('hostile input never breaks the API, its envelope, the database or tenant
 
   // Fixtures: the tenant under attack, another tenant whose contacts must stay invisible, a suspended and a
   // closed one; keys of every role and scope combination, and a revoked one.
-  const main = await createTenant(app, { name: 'Fuzz', role: 'admin', tags: MAIN_TAGS })
-  const other = await createTenant(app, { name: 'Altro', role: 'admin', tags: OTHER_TAGS })
-  const suspended = await createTenant(app, { name: 'Sospesa', status: 'suspended' })
-  const closed = await createTenant(app, { name: 'Chiusa', status: 'closed' })
+  const main = await createTenantWithKey(app, { name: 'Fuzz', role: 'admin', tags: MAIN_TAGS })
+  const other = await createTenantWithKey(app, { name: 'Altro', role: 'admin', tags: OTHER_TAGS })
+  const suspended = await createTenantWithKey(app, { name: 'Sospesa', status: 'suspended' })
+  const closed = await createTenantWithKey(app, { name: 'Chiusa', status: 'closed' })
   const keys: AuthKeys = {
     admin: main.key,
     editor: await addKey(app, main.tenantId, 'editor', RW),

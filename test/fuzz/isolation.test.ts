@@ -8,9 +8,9 @@ import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import type { Scope } from '../../src/admin/api-keys.ts'
+import type { Scope } from '../../src/api-key.ts'
 import type { Role } from '../../src/generated/prisma/enums.ts'
-import { addKey, build, createTenant } from '../helper.ts'
+import { addKey, build, createTenantWithKey } from '../helper.ts'
 import {
   type Contact,
   type ContactPage,
@@ -392,7 +392,7 @@ t.test('tenant isolation: the API agrees with a model of three separate tenants'
   t.comment(`FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}`)
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000000000' })
   const stats = new Stats()
-  const probe = await createTenant(app, { name: 'Sonda' })
+  const probe = await createTenantWithKey(app, { name: 'Sonda' })
   const absent = await app.inject({
     method: 'GET',
     url: `${LIST}/6f1d2c3b-4a59-4e68-8c7b-0a1b2c3d4e5f`,
@@ -405,7 +405,7 @@ t.test('tenant isolation: the API agrees with a model of three separate tenants'
   // Three tenants with a key of every kind, emptied before each sequence so that the model starts empty.
   const tenants: RealTenant[] = []
   for (let i = 0; i < TENANTS; i++) {
-    const made = await createTenant(app, { name: `Tenant ${i}`, role: 'admin', tags: TENANT_TAGS[i] ?? [] })
+    const made = await createTenantWithKey(app, { name: `Tenant ${i}`, role: 'admin', tags: TENANT_TAGS[i] ?? [] })
     const keys = { admin: made.key } as Record<KeyName, string>
     for (const name of ['editor', 'viewer', 'readOnly', 'writeOnly'] as const) {
       keys[name] = await addKey(app, made.tenantId, KEYS[name].role, KEYS[name].scopes)

@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { build, createTenant } from '../helper.ts'
+import { build, createTenantWithKey } from '../helper.ts'
 import {
   type Contact,
   type ContactPage,
@@ -32,7 +32,7 @@ t.test('races', async (t) => {
   t.comment(`FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}`)
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000000000' })
   const stats = new Stats()
-  const { key, tenantId } = await createTenant(app, { name: 'Gara', role: 'admin' })
+  const { key, tenantId } = await createTenantWithKey(app, { name: 'Gara', role: 'admin' })
   let run = 0
 
   const send = async (
@@ -141,7 +141,7 @@ t.test('races', async (t) => {
         viaApi: fc.integer({ min: 0, max: 5 }),
       }),
       async ({ before, during, limit, sameInstant, viaApi }) => {
-        const tenant = await createTenant(app, { name: `Walk ${++run}`, role: 'admin' })
+        const tenant = await createTenantWithKey(app, { name: `Walk ${++run}`, role: 'admin' })
         const instant = new Date('2026-04-01T10:00:00.000Z')
         await app.db.prisma.contact.createMany({
           data: Array.from({ length: before }, (_, i) => ({

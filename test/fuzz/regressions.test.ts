@@ -3,14 +3,14 @@
 import { connect } from 'node:net'
 import t from 'tap'
 import { cleanTagName } from '../../src/admin/tags.ts'
-import { build, createTenant, request } from '../helper.ts'
+import { build, createTenantWithKey, request } from '../helper.ts'
 import { assertEnvelope } from './support.ts'
 
 const LIST = '/api/v1/contacts'
 
 t.test('regressions found by fuzzing', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000000', HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000' })
-  const { key, tenantId } = await createTenant(app, { tags: ['vip'] })
+  const { key, tenantId } = await createTenantWithKey(app, { tags: ['vip'] })
   const created = await request(app, key, { method: 'POST', url: LIST, payload: { email: 'base@x.io' } })
   const id: string = created.json().id
   const notFound = await request(app, key, { method: 'GET', url: `${LIST}/5b0c1a6e-7f5e-4c3a-9d1e-0a2b3c4d5e6f` })

@@ -5,7 +5,7 @@
 // Every wait is bounded: a connection still open past its deadline fails the test and is destroyed.
 import { connect, type Socket } from 'node:net'
 import t from 'tap'
-import { build, createTenant } from '../helper.ts'
+import { build, createTenantWithKey } from '../helper.ts'
 
 const HEADERS_TIMEOUT_MS = 1000
 const REQUEST_TIMEOUT_MS = 2000
@@ -66,7 +66,7 @@ t.test('slow and abusive clients are cut off; normal clients are served meanwhil
     REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     RATE_LIMIT_MAX: '1000000',
   })
-  const { key } = await createTenant(app)
+  const { key } = await createTenantWithKey(app)
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   const port = typeof address === 'object' && address ? address.port : 0

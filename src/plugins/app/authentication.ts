@@ -1,7 +1,7 @@
 // Resolves the Bearer API key of each request into request.auth. It does not refuse anything itself: the
 // rate limiter runs next and counts refused requests per client address, then authorization refuses.
 import fp from 'fastify-plugin'
-import { hashApiKey, KEY_PATTERN } from '../../admin/api-keys.js'
+import { BEARER, hashApiKey, KEY_PATTERN } from '../../api-key.js'
 import { type ApiError, errors } from '../../errors.js'
 import type { ResolvedKey } from '../../repositories/api-keys.js'
 
@@ -13,8 +13,6 @@ declare module 'fastify' {
     authError: ApiError | null
   }
 }
-
-const BEARER = /^bearer +(\S+) *$/i
 
 export default fp(
   async function authentication(fastify) {
@@ -37,5 +35,5 @@ export default fp(
       else request.auth = resolved
     })
   },
-  { name: 'authentication', dependencies: ['database'] },
+  { name: 'authentication', dependencies: ['repositories'] },
 )

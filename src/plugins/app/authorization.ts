@@ -1,7 +1,7 @@
 // Refuses, in the order the API promises: not authenticated (401), organisation suspended, scope missing,
 // role insufficient (403). Each route declares what it needs in its config.
 import fp from 'fastify-plugin'
-import type { Scope } from '../../admin/api-keys.js'
+import type { Scope } from '../../api-key.js'
 import { errors } from '../../errors.js'
 import type { Role } from '../../generated/prisma/enums.js'
 

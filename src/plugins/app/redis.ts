@@ -69,5 +69,5 @@ export default fp(
     // Not awaited: ioredis subscribes once it can connect, and subscribes again after every reconnection.
     subscriber.subscribe(AUTH_CHANGES_CHANNEL).catch(() => {})
   },
-  { name: 'redis', dependencies: ['database'] },
+  { name: 'redis', dependencies: ['repositories'] },
 )

@@ -6,6 +6,7 @@ import addFormats from 'ajv-formats'
 import { fullFormats } from 'ajv-formats/dist/formats.js'
 import localizeItModule from 'ajv-i18n/localize/it/index.js'
 import fp from 'fastify-plugin'
+import { UUID } from '../../schemas/common.js'
 import { sharedSchemas } from '../../schemas/index.js'
 
 // ajv-i18n is CommonJS (module.exports = localize) but declares an ES default export.
@@ -13,8 +14,6 @@ const localizeIt = localizeItModule as unknown as (errors: ErrorObject[]) => voi
 
 const shared: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
 
-/** A plain UUID: ajv-formats also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const SECONDS = /[Tt ]\d{2}:\d{2}:(\d{2})/
 const rfc3339 = fullFormats['date-time'] as { validate: (value: string) => boolean }
 

@@ -1,11 +1,11 @@
 import t from 'tap'
-import { build, createTenant, request } from '../../helper.ts'
+import { build, createTenantWithKey, request } from '../../helper.ts'
 
 const LIST = '/api/v1/contacts'
 
 t.test('every error is the Italian envelope', async (t) => {
   const { app } = await build(t, { BODY_LIMIT: '2048' })
-  const { key } = await createTenant(app)
+  const { key } = await createTenantWithKey(app)
 
   const unknownRoute = await app.inject({ method: 'GET', url: '/nope' })
   t.equal(unknownRoute.statusCode, 404)
@@ -61,7 +61,7 @@ t.test('every error is the Italian envelope', async (t) => {
 t.test('an unexpected failure is a generic 500, logged with the request id', async (t) => {
   const lines: string[] = []
   const { app } = await build(t, { LOG_LEVEL: 'error' }, { write: (line: string) => lines.push(line) })
-  const { key } = await createTenant(app)
+  const { key } = await createTenantWithKey(app)
   // Make the repository fail the way a bug would.
   app.contacts.list = async () => {
     throw new Error('secret internal detail at /srv/db.ts:42')

@@ -1,7 +1,7 @@
 // Health, readiness, request ids, logs and metrics: what operators and load balancers rely on.
 import t from 'tap'
 import { trustProxy } from '../../../src/config.ts'
-import { build, createTenant, request } from '../../helper.ts'
+import { build, createTenantWithKey, request } from '../../helper.ts'
 import { freePort } from '../../services.ts'
 
 const LIST = '/api/v1/contacts'
@@ -22,7 +22,7 @@ t.test('health and readiness need no key and are not limited', async (t) => {
 t.test('request ids, one log line per request, never the key', async (t) => {
   const lines: string[] = []
   const { app } = await build(t, { LOG_LEVEL: 'info' }, { write: (line: string) => lines.push(line) })
-  const { key, tenantId } = await createTenant(app)
+  const { key, tenantId } = await createTenantWithKey(app)
 
   const given = await request(app, key, {
     method: 'GET',
@@ -59,7 +59,7 @@ t.test('request ids, one log line per request, never the key', async (t) => {
 t.test('Prometheus metrics on their own port', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '2', METRICS_PORT: String(await freePort()) })
   await app.listen({ host: '127.0.0.1', port: 0 })
-  const { key } = await createTenant(app)
+  const { key } = await createTenantWithKey(app)
   for (let i = 0; i < 3; i++) await request(app, key, { method: 'GET', url: LIST })
   const address = app.metrics.address()
   t.ok(address, 'the metrics server listens')
@@ -84,7 +84,7 @@ t.test('Prometheus metrics on their own port', async (t) => {
 t.test('with METRICS_ENABLED=false nothing listens for metrics and refusals still work', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '1', METRICS_ENABLED: 'false' })
   await app.listen({ host: '127.0.0.1', port: 0 })
-  const { key } = await createTenant(app)
+  const { key } = await createTenantWithKey(app)
   t.equal(app.metrics.address(), null, 'no metrics server')
   t.equal((await request(app, key, { method: 'GET', url: LIST })).statusCode, 200)
   const refused = await request(app, key, { method: 'GET', url: LIST })

@@ -1,12 +1,12 @@
 import t from 'tap'
-import { hashApiKey } from '../../../../../src/admin/api-keys.ts'
-import { addKey, build, createTenant, request } from '../../../../helper.ts'
+import { hashApiKey } from '../../../../../src/api-key.ts'
+import { addKey, build, createTenantWithKey, request } from '../../../../helper.ts'
 
 const LIST = '/api/v1/contacts'
 
 t.test('authentication and authorization, in the promised order', async (t) => {
   const { app } = await build(t)
-  const tenant = await createTenant(app)
+  const tenant = await createTenantWithKey(app)
 
   const cases: [string, Record<string, string>, number, string][] = [
     ['no header', {}, 401, 'missing_authorization'],
@@ -35,19 +35,19 @@ t.test('revoked keys, closed and suspended tenants', async (t) => {
   const { app } = await build(t, { AUTH_CACHE_TTL_MS: '0' })
   const prisma = app.db.prisma
 
-  const revoked = await createTenant(app)
+  const revoked = await createTenantWithKey(app)
   await prisma.apiKey.updateMany({ where: { tenantId: revoked.tenantId }, data: { revokedAt: new Date() } })
   const revokedRes = await request(app, revoked.key, { method: 'GET', url: LIST })
   t.equal(revokedRes.statusCode, 401)
   t.equal(revokedRes.json().error.code, 'invalid_key')
 
-  const closed = await createTenant(app, { status: 'closed' })
+  const closed = await createTenantWithKey(app, { status: 'closed' })
   const closedRes = await request(app, closed.key, { method: 'GET', url: LIST })
   t.equal(closedRes.statusCode, 401)
   t.equal(closedRes.json().error.code, 'invalid_or_revoked')
   t.equal(closedRes.json().error.message, revokedRes.json().error.message, 'closed and revoked read the same')
 
-  const suspended = await createTenant(app, { status: 'suspended' })
+  const suspended = await createTenantWithKey(app, { status: 'suspended' })
   const suspendedRes = await request(app, suspended.key, { method: 'POST', url: LIST, payload: { nope: 1 } })
   t.equal(suspendedRes.statusCode, 403, 'suspended is refused before the body is looked at')
   t.equal(suspendedRes.json().error.code, 'tenant_suspended')
@@ -55,7 +55,7 @@ t.test('revoked keys, closed and suspended tenants', async (t) => {
 
 t.test('scopes and roles', async (t) => {
   const { app } = await build(t)
-  const tenant = await createTenant(app, { scopes: ['contacts:read'], role: 'admin' })
+  const tenant = await createTenantWithKey(app, { scopes: ['contacts:read'], role: 'admin' })
 
   const write = await request(app, tenant.key, { method: 'POST', url: LIST, payload: { email: 'a@b.it' } })
   t.equal(write.statusCode, 403)
@@ -95,7 +95,7 @@ t.test('scopes and roles', async (t) => {
 
 t.test('a cached key is refused within the cache lifetime after revocation', async (t) => {
   const { app } = await build(t, { AUTH_CACHE_TTL_MS: '300' })
-  const tenant = await createTenant(app)
+  const tenant = await createTenantWithKey(app)
   t.equal((await request(app, tenant.key, { method: 'GET', url: LIST })).statusCode, 200)
   await app.db.prisma.apiKey.updateMany({ where: { tenantId: tenant.tenantId }, data: { revokedAt: new Date() } })
   await app.db.prisma.tenant.update({ where: { id: tenant.tenantId }, data: { status: 'suspended' } })
@@ -106,7 +106,7 @@ t.test('a cached key is refused within the cache lifetime after revocation', asy
 
 t.test('the key is recorded as used, and never in clear', async (t) => {
   const { app } = await build(t)
-  const tenant = await createTenant(app)
+  const tenant = await createTenantWithKey(app)
   await request(app, tenant.key, { method: 'GET', url: LIST })
   // lastUsedAt is written off the request path: give it a moment.
   let key = await app.db.prisma.apiKey.findFirstOrThrow({ where: { tenantId: tenant.tenantId } })
@@ -121,9 +121,9 @@ t.test('the key is recorded as used, and never in clear', async (t) => {
 
 t.test('rate limit: per tenant, shared by its keys, with headers', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW: '60000' })
-  const tenant = await createTenant(app)
+  const tenant = await createTenantWithKey(app)
   const second = await addKey(app, tenant.tenantId, 'viewer', ['contacts:read'])
-  const other = await createTenant(app, { name: 'Other' })
+  const other = await createTenantWithKey(app, { name: 'Other' })
 
   for (let i = 0; i < 5; i++) {
     const res = await request(app, i % 2 ? second : tenant.key, { method: 'GET', url: LIST })
@@ -147,7 +147,7 @@ t.test('rate limit: per tenant, shared by its keys, with headers', async (t) => 
 
 t.test('refused requests are limited per client address', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '3' })
-  const tenant = await createTenant(app)
+  const tenant = await createTenantWithKey(app)
   for (let i = 0; i < 3; i++) {
     const res = await request(app, `svc_${String(i).repeat(48)}`, { method: 'GET', url: LIST })
     t.equal(res.statusCode, 401)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, createTenant, request } from '../../../../helper.ts'
+import { build, createTenantWithKey, request } from '../../../../helper.ts'
 
 const LIST = '/api/v1/contacts'
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
@@ -22,7 +22,7 @@ const CONTACT_FIELDS = [
 
 t.test('create, read, defaults and the Contact shape', async (t) => {
   const { app } = await build(t)
-  const { key } = await createTenant(app, { tags: ['vip', 'newsletter', 'zeta'] })
+  const { key } = await createTenantWithKey(app, { tags: ['vip', 'newsletter', 'zeta'] })
 
   const res = await request(app, key, {
     method: 'POST',
@@ -68,7 +68,7 @@ t.test('create, read, defaults and the Contact shape', async (t) => {
 
 t.test('conflict on an existing email, case-insensitively', async (t) => {
   const { app } = await build(t)
-  const { key } = await createTenant(app)
+  const { key } = await createTenantWithKey(app)
   const first = await request(app, key, { method: 'POST', url: LIST, payload: { email: 'ann@x.io', firstName: 'A' } })
   const patched = await request(app, key, {
     method: 'PATCH',
@@ -84,14 +84,14 @@ t.test('conflict on an existing email, case-insensitively', async (t) => {
   const after = await request(app, key, { method: 'GET', url: `${LIST}/${first.json().id}` })
   t.same(after.json(), patched.json(), 'existing contact untouched')
 
-  const other = await createTenant(app, { name: 'Other' })
+  const other = await createTenantWithKey(app, { name: 'Other' })
   const elsewhere = await request(app, other.key, { method: 'POST', url: LIST, payload: { email: 'ann@x.io' } })
   t.equal(elsewhere.statusCode, 201, 'uniqueness is per tenant')
 })
 
 t.test('fifty concurrent creates of one email: one 201, 49 conflicts naming it', async (t) => {
   const { app } = await build(t)
-  const { key } = await createTenant(app)
+  const { key } = await createTenantWithKey(app)
   const results = await Promise.all(
     Array.from({ length: 50 }, (_, i) =>
       request(app, key, { method: 'POST', url: LIST, payload: { email: i % 2 ? 'race@x.io' : 'RACE@x.io' } }),
@@ -111,8 +111,8 @@ t.test('fifty concurrent creates of one email: one 201, 49 conflicts naming it',
 
 t.test('unknown tags', async (t) => {
   const { app } = await build(t)
-  const { key } = await createTenant(app, { tags: ['vip'] })
-  await createTenant(app, { name: 'Other', tags: ['segreto'] })
+  const { key } = await createTenantWithKey(app, { tags: ['vip'] })
+  await createTenantWithKey(app, { name: 'Other', tags: ['segreto'] })
   const res = await request(app, key, {
     method: 'POST',
     url: LIST,
@@ -129,8 +129,8 @@ t.test('unknown tags', async (t) => {
 
 t.test('tenant isolation: another tenant reads as absent, byte for byte', async (t) => {
   const { app } = await build(t)
-  const a = await createTenant(app)
-  const b = await createTenant(app, { name: 'B' })
+  const a = await createTenantWithKey(app)
+  const b = await createTenantWithKey(app, { name: 'B' })
   const created = await request(app, a.key, { method: 'POST', url: LIST, payload: { email: 'a@x.io' } })
   const id = created.json().id
 
@@ -157,7 +157,7 @@ t.test('tenant isolation: another tenant reads as absent, byte for byte', async 
 
 t.test('patch', async (t) => {
   const { app } = await build(t)
-  const { key } = await createTenant(app)
+  const { key } = await createTenantWithKey(app)
   const created = (
     await request(app, key, { method: 'POST', url: LIST, payload: { email: 'p@x.io', firstName: 'P', lastName: 'Q' } })
   ).json()
@@ -215,7 +215,7 @@ t.test('patch', async (t) => {
 
 t.test('create validation', async (t) => {
   const { app } = await build(t)
-  const { key } = await createTenant(app)
+  const { key } = await createTenantWithKey(app)
   const refused: [unknown, RegExp][] = [
     [{}, /"email" è obbligatorio/],
     [{ email: 'not-an-email' }, /"email".*email valido/],
@@ -244,7 +244,7 @@ t.test('create validation', async (t) => {
 
 t.test('list filters, archived contacts, query validation', async (t) => {
   const { app } = await build(t)
-  const { key, tenantId } = await createTenant(app)
+  const { key, tenantId } = await createTenantWithKey(app)
   const prisma = app.db.prisma
   const base = Date.parse('2026-01-01T00:00:00.000Z')
   await prisma.contact.createMany({

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, createTenant, request } from '../../../../helper.ts'
+import { build, createTenantWithKey, request } from '../../../../helper.ts'
 
 const LIST = '/api/v1/contacts'
 
@@ -24,7 +24,7 @@ t.test(
   '500 contacts with colliding timestamps, created in bulk and concurrently: none lost, none repeated',
   async (t) => {
     const { app } = await build(t, { RATE_LIMIT_MAX: '100000' })
-    const { key, tenantId } = await createTenant(app)
+    const { key, tenantId } = await createTenantWithKey(app)
     const prisma = app.db.prisma
     const instant = new Date('2026-05-01T12:00:00.000Z')
 
@@ -69,7 +69,7 @@ t.test(
 
 t.test('walks with filters return exactly the matching contacts', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '100000' })
-  const { key, tenantId } = await createTenant(app)
+  const { key, tenantId } = await createTenantWithKey(app)
   const prisma = app.db.prisma
   const instant = new Date('2026-05-01T12:00:00.000Z')
   await prisma.contact.createMany({

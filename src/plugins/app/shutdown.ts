@@ -1,0 +1,17 @@
+// While the server shuts down, requests already being handled finish; new ones get a 503 in the usual envelope
+// (with Connection: close), so that a load balancer retries them elsewhere.
+import fp from 'fastify-plugin'
+import { errors } from '../../errors.js'
+
+export default fp(
+  async function shutdown(fastify) {
+    let shuttingDown = false
+    fastify.addHook('preClose', async () => {
+      shuttingDown = true
+    })
+    fastify.addHook('onRequest', async () => {
+      if (shuttingDown) throw errors.serviceUnavailable()
+    })
+  },
+  { name: 'shutdown', dependencies: ['error-envelope'] },
+)
