@@ -14,6 +14,7 @@ import metrics from './plugins/app/metrics.js'
 import redis from './plugins/app/redis.js'
 import repositories from './plugins/app/repositories.js'
 import requestLog from './plugins/app/request-log.js'
+import responseHeaders from './plugins/app/response-headers.js'
 import shutdown from './plugins/app/shutdown.js'
 import validation from './plugins/app/validation.js'
 import sensible from './plugins/external/sensible.js'
@@ -44,6 +45,7 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   for (const schema of sharedSchemas) fastify.addSchema(schema)
   await fastify.register(shutdown)
   await fastify.register(requestLog)
+  await fastify.register(responseHeaders)
   await fastify.register(database, { database: options.database })
   await fastify.register(repositories)
   await fastify.register(demo)

@@ -5,53 +5,20 @@
 // the written row comes back from the write itself (RETURNING), so a request never reads its contact again.
 import type { Database } from '../db/database.js'
 import { Prisma } from '../generated/prisma/client.js'
-import type { EmailStatus, Stage } from '../generated/prisma/enums.js'
+import type { EmailStatus } from '../generated/prisma/enums.js'
 import type { Contact, ContactCreate, ContactList, ContactListQuery, ContactUpdate } from '../schemas/contacts.js'
+import { CONTACT_SELECT, contactSelectList, toContact } from './contact-columns.js'
 
-/** A contact's own columns: what the reads below alias and what Prisma's CONTACT_COLUMNS select returns. */
-interface ContactRecord {
-  id: string
-  email: string | null
-  firstName: string | null
-  lastName: string | null
-  phone: string | null
-  emailStatus: EmailStatus
-  stage: Stage
-  source: string
-  consentType: string
-  archivedAt: Date | null
-  acquiredAt: Date
-  createdAt: Date
-  updatedAt: Date
-}
+/** A contact's tag names in code-point order, completed by the contact's id: one definition for reads and PATCH. */
+const TAG_NAMES_OF =
+  'SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = {id} ORDER BY t.name COLLATE "C"'
 
-const CONTACT_COLUMNS = {
-  id: true,
-  email: true,
-  firstName: true,
-  lastName: true,
-  phone: true,
-  emailStatus: true,
-  stage: true,
-  source: true,
-  consentType: true,
-  archivedAt: true,
-  acquiredAt: true,
-  createdAt: true,
-  updatedAt: true,
-} as const satisfies Prisma.ContactSelect
-
-/** A contact's tag names, completed by the contact's id: one definition for the reads and for PATCH. */
-const TAG_NAMES_OF = 'SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id ='
-
-const READ_COLUMNS = `c.id, c.email, c.first_name AS "firstName", c.last_name AS "lastName", c.phone,
-  c.email_status AS "emailStatus", c.stage, c.source, c.consent_type AS "consentType", c.archived_at AS "archivedAt",
-  c.acquired_at AS "acquiredAt", c.created_at AS "createdAt", c.updated_at AS "updatedAt",
-  ARRAY(${TAG_NAMES_OF} c.id) AS tags`
-
+const READ_COLUMNS = contactSelectList('c', `ARRAY(${TAG_NAMES_OF.replace('{id}', 'c.id')})`)
 const GET_SQL = `SELECT ${READ_COLUMNS} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`
-const TAG_NAMES_SQL = `${TAG_NAMES_OF} $1`
-const TAGS_BY_NAME_SQL = 'SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[])'
+const TAG_NAMES_SQL = TAG_NAMES_OF.replace('{id}', '$1')
+/** In the order a contact shows its tags, so that a new contact's tags need no sorting. */
+const TAGS_BY_NAME_SQL =
+  'SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[]) ORDER BY name COLLATE "C"'
 const BY_EMAIL_KEY_SQL = 'SELECT id, email_status AS "status" FROM contacts WHERE tenant_id = $1 AND email_key = $2'
 
 /**
@@ -80,29 +47,6 @@ function listStatement(query: ContactListQuery): { name: string; sql: string; pa
   return { name: `contacts_list_${flags.join('_') || 'all'}`, sql, params }
 }
 
-function toContact(record: ContactRecord, tags: readonly string[]): Contact {
-  return {
-    id: record.id,
-    email: record.email,
-    firstName: record.firstName,
-    lastName: record.lastName,
-    phone: record.phone,
-    emailStatus: record.emailStatus,
-    stage: record.stage,
-    source: record.source,
-    consentType: record.consentType,
-    tags: [...tags].sort(),
-    archivedAt: record.archivedAt?.toISOString() ?? null,
-    acquiredAt: record.acquiredAt.toISOString(),
-    createdAt: record.createdAt.toISOString(),
-    updatedAt: record.updatedAt.toISOString(),
-  }
-}
-
-type ContactReadRow = ContactRecord & { tags: string[] }
-
-const fromReadRow = (row: ContactReadRow): Contact => toContact(row, row.tags)
-
 export type CreateResult =
   | { kind: 'created'; contact: Contact }
   | { kind: 'unknown_tags'; names: string[] }
@@ -119,18 +63,15 @@ export class ContactRepository {
   async list(tenantId: string, query: ContactListQuery): Promise<ContactList> {
     // One row more than asked tells whether a next page exists, so the last page says next: null.
     const statement = listStatement(query)
-    const rows = await this.db.query<ContactReadRow>(statement.name, statement.sql, [tenantId, ...statement.params])
+    const rows = await this.db.query<Contact>(statement.name, statement.sql, [tenantId, ...statement.params])
     const page = rows.slice(0, query.limit)
     const last = page.at(-1)
-    return {
-      data: page.map(fromReadRow),
-      next: rows.length > query.limit && last ? last.createdAt.toISOString() : null,
-    }
+    return { data: page, next: rows.length > query.limit && last ? last.createdAt : null }
   }
 
   async get(tenantId: string, id: string): Promise<Contact | null> {
-    const [row] = await this.db.query<ContactReadRow>('contacts_get', GET_SQL, [tenantId, id])
-    return row ? fromReadRow(row) : null
+    const [row] = await this.db.query<Contact>('contacts_get', GET_SQL, [tenantId, id])
+    return row ?? null
   }
 
   async create(tenantId: string, input: ContactCreate): Promise<CreateResult> {
@@ -157,10 +98,10 @@ export class ContactRepository {
           source: 'api',
           ...(tags.length > 0 && { tags: { create: tags.map((t) => ({ tagId: t.id })) } }),
         },
-        select: CONTACT_COLUMNS,
+        select: CONTACT_SELECT,
       })
-      // Tag names are compared exactly, so the names sent are the stored ones.
-      return { kind: 'created', contact: toContact(record, tagNames) }
+      // Tag names are compared exactly, so the stored names are the ones sent, here in the order contacts show them.
+      return { kind: 'created', contact: toContact(record, tags.map((tag) => tag.name)) }
     } catch (error) {
       // The only unique key a new contact can break is (tenant, lower(email)): the trigger moves created_at.
       // Validated emails are ASCII, where JavaScript's toLowerCase and PostgreSQL's lower() agree.
@@ -184,7 +125,7 @@ export class ContactRepository {
     const [record] = await this.prisma.contact.updateManyAndReturn({
       where: { id, tenantId },
       data: patch,
-      select: CONTACT_COLUMNS,
+      select: CONTACT_SELECT,
     })
     if (!record) return null
     const tagRows = await this.db.query<{ name: string }>('contact_tag_names', TAG_NAMES_SQL, [id])

@@ -1,17 +1,20 @@
 // Refuses, in the order the API promises: not authenticated (401), organisation suspended, scope missing,
-// role insufficient (403). Each route declares what it needs in its config.
+// role insufficient (403). Every route of the scope declares what it needs in its config, once: its scope and
+// whether it reads or writes. A route without them, or with unknown ones, stops the start instead of being
+// open to every key, and the OpenAPI `security` of each route is derived from the same config.
 import fp from 'fastify-plugin'
-import type { Scope } from '../../api-key.js'
+import { isScope, type Scope } from '../../api-key.js'
 import { errors } from '../../errors.js'
 import type { Role } from '../../generated/prisma/enums.js'
 
-export type Access = 'read' | 'write'
+export const ACCESSES = ['read', 'write'] as const
+export type Access = (typeof ACCESSES)[number]
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a key must hold to call the route. */
+    /** The scope a key must hold to call the route (required on every /api/v1 route). */
     scope?: Scope
-    /** Whether the route reads or writes: roles are granted one or both. */
+    /** Whether the route reads or writes: roles are granted one or both (required on every /api/v1 route). */
     access?: Access
   }
 }
@@ -23,17 +26,32 @@ export const ROLE_ACCESS: Record<Role, readonly Access[]> = {
   viewer: ['read'],
 }
 
+const isAccess = (value: unknown): value is Access => (ACCESSES as readonly unknown[]).includes(value)
+
 export default fp(
   async function authorization(fastify) {
-    fastify.addHook('onRequest', async function authorize(request) {
+    fastify.addHook('onRoute', function requireAccessRules(route) {
+      const { scope, access } = route.config ?? {}
+      if (typeof scope !== 'string' || !isScope(scope) || !isAccess(access)) {
+        throw new Error(
+          `Route ${route.method} ${route.url} must declare config.scope (one of contacts:read, contacts:write) ` +
+            `and config.access (read or write); it has scope ${String(scope)} and access ${String(access)}.`,
+        )
+      }
+      route.schema = { ...route.schema, security: [{ apiKey: [scope] }] }
+    })
+
+    // preParsing: after authentication and rate limiting, before the body is read.
+    fastify.addHook('preParsing', async function authorize(request) {
       if (request.authError) throw request.authError
       const auth = request.auth
       if (auth === null) throw errors.missingAuthorization()
       if (auth.tenantStatus === 'suspended') throw errors.tenantSuspended()
       const { scope, access } = request.routeOptions.config
-      if (scope !== undefined && !auth.scopes.includes(scope)) throw errors.insufficientScope(scope, auth.scopes)
-      if (access !== undefined && !ROLE_ACCESS[auth.role].includes(access)) throw errors.insufficientRole(auth.role)
+      // Both are present: requireAccessRules refused every route without them.
+      if (scope === undefined || !auth.scopes.includes(scope)) throw errors.insufficientScope(String(scope), auth.scopes)
+      if (access === undefined || !ROLE_ACCESS[auth.role].includes(access)) throw errors.insufficientRole(auth.role)
     })
   },
-  { name: 'authorization', dependencies: ['authentication'] },
+  { name: 'authorization', dependencies: ['authentication', 'rate-limit'] },
 )

@@ -1,47 +1,118 @@
-// A @fastify/rate-limit store that counts in Redis while it is reachable and in process memory otherwise.
-import { createRequire } from 'node:module'
+// The counters behind the rate limits, as a store of @fastify/rate-limit's documented store interface
+// (`incr`, the `read` that `{ increment: false }` needs, `child`). Fixed windows that start with their first
+// request. With Redis reachable the counts are shared by every instance; otherwise, or when a command fails,
+// each instance counts on its own.
+import type { FastifyRateLimitStore } from '@fastify/rate-limit'
+import { LRUCache } from 'lru-cache'
 import type { RedisLink } from './redis.js'
 
-type Counted = { current: number; ttl: number }
-type Callback = (error: Error | null, result?: Counted) => void
-
-/** The store contract of @fastify/rate-limit (its stores are CommonJS classes without type declarations). */
-export interface CounterStore {
-  incr(key: string, callback: Callback, timeWindow: number, max: number): void
-  child(options: unknown): CounterStore
+export interface Count {
+  /** Requests counted in the current window, this one included when it was counted. */
+  current: number
+  /** Milliseconds until the window ends. */
+  ttl: number
 }
 
-type StoreClass = new (...args: unknown[]) => CounterStore
-const require = createRequire(import.meta.url)
-const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreClass
-const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as StoreClass
+type Callback = (error: Error | null, result?: Count) => void
 
-export class FallbackStore implements CounterStore {
-  private readonly local: CounterStore = new LocalStore(false, false, 10_000)
-  private readonly shared: CounterStore | null
+interface Window {
+  count: number
+  startedAt: number
+}
 
-  constructor(private readonly redis: RedisLink | null) {
-    this.shared = redis ? new RedisStore(false, false, redis.client, 'rubrica:rate:') : null
-  }
+/** Keys of tenants start with this; every other key is a client address's. */
+export const TENANT_KEY_PREFIX = 'tenant:'
+const REDIS_PREFIX = 'rubrica:rate:'
 
-  incr(key: string, callback: Callback, timeWindow: number, max: number): void {
-    if (!this.shared || !this.redis?.available) {
-      this.local.incr(key, callback, timeWindow, max)
-      return
+/** Counts in process memory. */
+export class LocalCounters {
+  // Tenants and client addresses are counted apart, so that requests from many addresses can only push other
+  // addresses' counters out, never a tenant's (which would hand that tenant a fresh window).
+  private readonly tenants = new LRUCache<string, Window>({ max: 100_000 })
+  private readonly addresses = new LRUCache<string, Window>({ max: 10_000 })
+
+  incr(key: string, windowMs: number): Count {
+    const now = Date.now()
+    const counters = this.countersOf(key)
+    let window = counters.get(key)
+    if (!window || now - window.startedAt >= windowMs) {
+      window = { count: 0, startedAt: now }
+      counters.set(key, window)
     }
-    this.shared.incr(
-      key,
-      (error, result) => {
-        // A command that fails mid-outage (before the link notices) is counted locally, never a 500.
-        if (error) this.local.incr(key, callback, timeWindow, max)
-        else callback(null, result)
-      },
-      timeWindow,
-      max,
-    )
+    window.count++
+    return { current: window.count, ttl: window.startedAt + windowMs - now }
   }
 
+  read(key: string, windowMs: number): Count {
+    const now = Date.now()
+    const window = this.countersOf(key).peek(key)
+    if (!window || now - window.startedAt >= windowMs) return { current: 0, ttl: windowMs }
+    return { current: window.count, ttl: window.startedAt + windowMs - now }
+  }
+
+  private countersOf(key: string): LRUCache<string, Window> {
+    return key.startsWith(TENANT_KEY_PREFIX) ? this.tenants : this.addresses
+  }
+}
+
+// One round trip each. The window starts with the key's first increment and ends when the key expires.
+const INCR_SCRIPT = `local n = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) ttl = tonumber(ARGV[1]) end
+return {n, ttl}`
+const READ_SCRIPT = `local n = redis.call('GET', KEYS[1])
+if not n then return {0, tonumber(ARGV[1])} end
+return {tonumber(n), redis.call('PTTL', KEYS[1])}`
+
+/** Counts in Redis, shared by every instance on it. */
+export class RedisCounters {
+  constructor(private readonly link: RedisLink) {}
+
+  get available(): boolean {
+    return this.link.available
+  }
+
+  incr(key: string, windowMs: number): Promise<Count> {
+    return this.run(INCR_SCRIPT, key, windowMs)
+  }
+
+  read(key: string, windowMs: number): Promise<Count> {
+    return this.run(READ_SCRIPT, key, windowMs)
+  }
+
+  private async run(script: string, key: string, windowMs: number): Promise<Count> {
+    const [current, ttl] = (await this.link.client.eval(script, 1, REDIS_PREFIX + key, windowMs)) as [number, number]
+    return { current, ttl: Math.max(0, ttl) }
+  }
+}
+
+/** Redis while it answers, process memory otherwise: a rate limit never fails a request. */
+export class CounterStore implements FastifyRateLimitStore {
+  private readonly local = new LocalCounters()
+
+  constructor(private readonly shared: RedisCounters | null) {}
+
+  incr(key: string, callback: Callback, timeWindow: number): void {
+    this.count('incr', key, timeWindow).then((count) => callback(null, count), callback)
+  }
+
+  read(key: string, callback: Callback, timeWindow: number): void {
+    this.count('read', key, timeWindow).then((count) => callback(null, count), callback)
+  }
+
+  /** Every route and limiter shares the same counters. */
   child(): CounterStore {
     return this
+  }
+
+  private async count(operation: 'incr' | 'read', key: string, windowMs: number): Promise<Count> {
+    if (this.shared?.available) {
+      try {
+        return await this.shared[operation](key, windowMs)
+      } catch {
+        // A command that fails mid-outage, before the link notices, is counted locally instead.
+      }
+    }
+    return this.local[operation](key, windowMs)
   }
 }

@@ -1,34 +1,42 @@
 // RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW for each tenant, all its keys together. Requests that are not
-// authenticated are counted per client address instead, so keys cannot be guessed at full speed. With Redis the
-// counters are shared by all instances; while Redis is unreachable each instance counts on its own.
+// authenticated are counted per client address instead, so keys cannot be guessed at full speed. Counting runs
+// before the body is read (preParsing, after authentication's onRequest), and before authorization refuses,
+// so a refused request is counted too. With Redis the counters are shared by all instances.
 import rateLimit from '@fastify/rate-limit'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { errors } from '../../errors.js'
-import { FallbackStore } from './rate-limit-store.js'
+import { CounterStore, RedisCounters, TENANT_KEY_PREFIX } from './rate-limit-store.js'
 
 export default fp(
   async function tenantRateLimit(fastify) {
-    const { RATE_LIMIT_MAX: max, RATE_LIMIT_WINDOW: windowMs } = fastify.config
-    const redis = fastify.redis
-    // @fastify/rate-limit instantiates the store class itself, without arguments of ours.
-    class Store extends FallbackStore {
+    const { RATE_LIMIT_MAX: max, RATE_LIMIT_WINDOW: timeWindow } = fastify.config
+    const shared = fastify.redis ? new RedisCounters(fastify.redis) : null
+    // @fastify/rate-limit instantiates the store class itself, with its own options only.
+    class Store extends CounterStore {
       constructor() {
-        super(redis)
+        super(shared)
       }
     }
-    await fastify.register(rateLimit, { global: false, store: Store })
-    // Added as this scope's hook (not per route) so it runs between authentication and authorization.
-    fastify.addHook(
-      'onRequest',
-      fastify.rateLimit({
-        max,
-        timeWindow: windowMs,
-        keyGenerator: (request) => (request.auth ? `tenant:${request.auth.tenantId}` : `address:${request.ip}`),
-        onExceeded: (request) => fastify.metrics.countRateLimitRefusal(request.auth ? 'tenant' : 'address'),
-        errorResponseBuilder: (_request, context) =>
-          errors.rateLimited(max, Math.round(windowMs / 1000), Math.max(1, Math.ceil(context.ttl / 1000))),
-      }),
-    )
+    await fastify.register(rateLimit, { global: false, store: Store, max, timeWindow })
+    const perTenant = fastify.createRateLimit({
+      keyGenerator: (request) => `${TENANT_KEY_PREFIX}${request.auth?.tenantId}`,
+    })
+    const perAddress = fastify.createRateLimit({ keyGenerator: (request) => `address:${request.ip}` })
+
+    fastify.addHook('preParsing', async function countRequest(request: FastifyRequest, reply: FastifyReply) {
+      const counted = request.auth ? 'tenant' : 'address'
+      const limit = await (request.auth ? perTenant : perAddress)(request)
+      if (limit.isAllowed) return
+      reply.header('x-ratelimit-limit', limit.max)
+      reply.header('x-ratelimit-remaining', limit.remaining)
+      reply.header('x-ratelimit-reset', limit.ttlInSeconds)
+      if (!limit.isExceeded) return
+      fastify.metrics.countRateLimitRefusal(counted)
+      const retryAfter = Math.max(1, limit.ttlInSeconds)
+      reply.header('retry-after', retryAfter)
+      throw errors.rateLimited(limit.max, Math.round(limit.timeWindow / 1000), retryAfter)
+    })
   },
   { name: 'rate-limit', dependencies: ['authentication', 'redis', 'metrics'] },
 )

@@ -1,4 +1,5 @@
-// The /api/v1 scope: every route in it is authenticated, rate limited and authorized, in that order.
+// The /api/v1 scope: every route in it is authenticated, rate limited and authorized, in that order. The
+// plugins declare their dependencies, so registering them in another order stops the start.
 import type { FastifyInstance } from 'fastify'
 import authentication from '../../../plugins/app/authentication.js'
 import authorization from '../../../plugins/app/authorization.js'

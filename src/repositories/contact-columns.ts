@@ -1,0 +1,64 @@
+// One definition of how a Contact (src/schemas/contacts.ts) is stored: each field's column in `contacts`.
+// The SQL of the reads, Prisma's select of the writes and the mapping of a stored row to a Contact all derive
+// from CONTACT_COLUMNS and the schema, so adding a field means adding it to the schema, the Prisma model and
+// this map.
+import { type Contact, ContactSchema } from '../schemas/contacts.js'
+
+/** The fields stored in `contacts` itself; `tags` come from `contact_tags`. */
+export type StoredField = Exclude<keyof Contact, 'tags'>
+
+export const CONTACT_COLUMNS = {
+  id: 'id',
+  email: 'email',
+  firstName: 'first_name',
+  lastName: 'last_name',
+  phone: 'phone',
+  emailStatus: 'email_status',
+  stage: 'stage',
+  source: 'source',
+  consentType: 'consent_type',
+  archivedAt: 'archived_at',
+  acquiredAt: 'acquired_at',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+} as const satisfies Record<StoredField, string>
+
+export const STORED_FIELDS = Object.keys(CONTACT_COLUMNS) as StoredField[]
+
+/** Fields the schema declares as timestamps (format date-time), nullable or not. */
+const TIMESTAMP_FIELDS = new Set(
+  STORED_FIELDS.filter((field) => (ContactSchema.properties[field] as { format?: string }).format === 'date-time'),
+)
+
+/** The API's timestamp format, produced by PostgreSQL: ISO 8601 in UTC with milliseconds and Z. */
+const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
+
+/**
+ * The select list of a Contact from `contacts` aliased `alias`, with `tags` from `tagsSql`: each column named
+ * as its field, timestamps already formatted, so that a row is a Contact as it is.
+ */
+export function contactSelectList(alias: string, tagsSql: string): string {
+  const columns = STORED_FIELDS.map((field) => {
+    const column = `${alias}.${CONTACT_COLUMNS[field]}`
+    return TIMESTAMP_FIELDS.has(field)
+      ? `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${field}"`
+      : `${column} AS "${field}"`
+  })
+  return [...columns, `${tagsSql} AS tags`].join(', ')
+}
+
+/** Prisma's select of the stored fields, for writes that return their row. */
+export const CONTACT_SELECT = Object.fromEntries(STORED_FIELDS.map((field) => [field, true])) as Record<
+  StoredField,
+  true
+>
+
+/** A row as Prisma returns it (timestamps as Date) and the contact's tag names, as a Contact. */
+export function toContact(record: Record<StoredField, unknown>, tags: string[]): Contact {
+  const contact: Record<string, unknown> = { tags }
+  for (const field of STORED_FIELDS) {
+    const value = record[field]
+    contact[field] = value instanceof Date ? value.toISOString() : value
+  }
+  return contact as Contact
+}
