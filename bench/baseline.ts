@@ -7,15 +7,16 @@
 import { createHash } from 'node:crypto'
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import pg from 'pg'
+import { BEARER } from '../src/api-key.ts'
+import { UUID } from '../src/schemas/common.ts'
 
 const EMAIL_STATUSES = ['active', 'unsubscribed', 'bounced', 'complained', 'suppressed', 'pending_review']
 const STAGES = ['lead', 'prospect', 'customer', 'ex_customer']
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-const BEARER = /^bearer +(\S+) *$/i
 /** ISO 8601 as the API's cursors carry it (rubrica accepts any RFC 3339 date-time; this ceiling needs less). */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/
 
 // The same SQL as src/repositories/contacts.ts (READ_COLUMNS, GET_SQL, listStatement), without its column aliases.
+// Deliberately not shared with src/repositories: the ceiling is an independent implementation of the same reads.
 const READ_COLUMNS = `c.id, c.email, c.first_name, c.last_name, c.phone, c.email_status, c.stage, c.source,
   c.consent_type, c.archived_at, c.acquired_at, c.created_at, c.updated_at,
   ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = c.id) AS tags`
@@ -123,7 +124,7 @@ const port = Number(process.env.PORT ?? 3100)
 const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(process.env.DATABASE_POOL_SIZE ?? 4) })
 pool.on('error', () => {})
 
-/** sha256(lower-cased key) -> tenant id, as src/admin/api-keys.ts hashApiKey stores it; loaded once. */
+/** sha256(lower-cased key) -> tenant id, as src/api-key.ts hashApiKey stores it; loaded once. */
 const tenantByKeyHash = new Map<string, string>()
 const keyRows = await pool.query<{ key_hash: string; tenant_id: string }>(
   `SELECT k.key_hash, k.tenant_id FROM api_keys k JOIN tenants t ON t.id = k.tenant_id

@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { median } from './median.ts'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const url = process.env.DATABASE_URL
@@ -52,14 +53,13 @@ for (let i = 0; i < repeats; i++) {
   runs.push(JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '{}'))
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? 0
 const names = Object.keys(runs[0] ?? {})
 console.log(`| step | at (ms since process start) | step time (ms) | RSS (MB) | RSS step (MB) |`)
 console.log('| --- | ---: | ---: | ---: | ---: |')
 let previous: [number, number] = [0, 0]
 for (const name of names) {
-  const at = median(runs.map((r) => r[name]?.[0] ?? 0))
-  const mb = median(runs.map((r) => r[name]?.[1] ?? 0))
+  const at = median(runs.map((r) => r[name]?.[0] ?? 0)) ?? 0
+  const mb = median(runs.map((r) => r[name]?.[1] ?? 0)) ?? 0
   console.log(`| ${name} | ${at} | ${at - previous[0]} | ${mb} | ${mb - previous[1]} |`)
   previous = [at, mb]
 }

@@ -65,59 +65,30 @@ function where(frame: CallFrame): string {
   return `${path.replace(/^.*\/dist\//, 'dist/').replace(/^.*\/bench\//, 'bench/')}:${frame.lineNumber + 1}`
 }
 
+/** The call tree of a profile: nodes by id, and each node's parent. */
+interface CallTree {
+  byId: Map<number, ProfileNode>
+  parent: Map<number, number>
+}
+
+/** Time of the samples taken within the window, in microseconds. */
+interface SampleTimes {
+  /** By node id: the sample's leaf frame. */
+  selfUs: Map<number, number>
+  /** By package, counted once per sample whatever the depth. */
+  stackUs: Map<string, number>
+  idleUs: number
+  busyUs: number
+}
+
 /**
  * `window` keeps only the samples taken between two instants of the monotonic clock that V8 stamps samples with
  * (process.hrtime in microseconds), e.g. the measured load without the start-up and the warm-up.
  */
 export function summariseProfile(profile: CpuProfile, top = 25, window?: Window): ProfileSummary {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const parent = new Map<number, number>()
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
-
-  // Sample i lasts until the next sample's timestamp (the last one gets the mean interval).
-  const mean = (profile.endTime - profile.startTime) / Math.max(1, profile.samples.length)
-  const selfUs = new Map<number, number>()
-  const stackUs = new Map<string, number>()
-  let idleUs = 0
-  let busyUs = 0
-  let at = profile.startTime
-  profile.samples.forEach((id, i) => {
-    at += profile.timeDeltas[i] ?? 0
-    if (window && (at < window.fromUs || at > window.toUs)) return
-    const duration = profile.timeDeltas[i + 1] ?? mean
-    const node = byId.get(id)
-    if (!node) return
-    if (node.callFrame.functionName === '(idle)') {
-      idleUs += duration
-      return
-    }
-    busyUs += duration
-    selfUs.set(id, (selfUs.get(id) ?? 0) + duration)
-    const seen = new Set<string>()
-    for (let up: number | undefined = id; up !== undefined; up = parent.get(up)) {
-      const frame = byId.get(up)?.callFrame
-      if (frame) seen.add(packageOf(frame))
-    }
-    for (const pkg of seen) stackUs.set(pkg, (stackUs.get(pkg) ?? 0) + duration)
-  })
-
-  const functions = new Map<string, { name: string; where: string; package: string; selfUs: number }>()
-  const packageSelf = new Map<string, number>()
-  for (const [id, us] of selfUs) {
-    const frame = byId.get(id)?.callFrame
-    if (!frame) continue
-    const pkg = packageOf(frame)
-    packageSelf.set(pkg, (packageSelf.get(pkg) ?? 0) + us)
-    const key = `${frame.functionName}|${frame.url}|${frame.lineNumber}|${frame.columnNumber}`
-    const entry = functions.get(key) ?? {
-      name: frame.functionName || '(anonymous)',
-      where: where(frame),
-      package: pkg,
-      selfUs: 0,
-    }
-    entry.selfUs += us
-    functions.set(key, entry)
-  }
+  const tree = callTree(profile)
+  const { selfUs, stackUs, idleUs, busyUs } = sampleTimes(profile, tree, window)
+  const { functions, packageSelf } = selfTimeByFunction(tree, selfUs)
   const share = (us: number) => (busyUs > 0 ? us / busyUs : 0)
   return {
     busyMs: busyUs / 1000,
@@ -143,6 +114,67 @@ export function summariseProfile(profile: CpuProfile, top = 25, window?: Window)
       .filter((p) => p.package !== '(root)')
       .sort((a, b) => b.selfMs - a.selfMs),
   }
+}
+
+function callTree(profile: CpuProfile): CallTree {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  return { byId, parent }
+}
+
+function sampleTimes(profile: CpuProfile, tree: CallTree, window?: Window): SampleTimes {
+  // Sample i lasts until the next sample's timestamp (the last one gets the mean interval).
+  const mean = (profile.endTime - profile.startTime) / Math.max(1, profile.samples.length)
+  const times: SampleTimes = { selfUs: new Map(), stackUs: new Map(), idleUs: 0, busyUs: 0 }
+  let at = profile.startTime
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0
+    if (window && (at < window.fromUs || at > window.toUs)) return
+    const duration = profile.timeDeltas[i + 1] ?? mean
+    const node = tree.byId.get(id)
+    if (!node) return
+    if (node.callFrame.functionName === '(idle)') {
+      times.idleUs += duration
+      return
+    }
+    times.busyUs += duration
+    times.selfUs.set(id, (times.selfUs.get(id) ?? 0) + duration)
+    for (const pkg of packagesOnStack(tree, id)) times.stackUs.set(pkg, (times.stackUs.get(pkg) ?? 0) + duration)
+  })
+  return times
+}
+
+/** The packages with a frame anywhere from node `id` up to the root, each once. */
+function packagesOnStack(tree: CallTree, id: number): Set<string> {
+  const seen = new Set<string>()
+  for (let up: number | undefined = id; up !== undefined; up = tree.parent.get(up)) {
+    const frame = tree.byId.get(up)?.callFrame
+    if (frame) seen.add(packageOf(frame))
+  }
+  return seen
+}
+
+/** Self time summed by function (name and position) and by package. */
+function selfTimeByFunction(tree: CallTree, selfUs: Map<number, number>) {
+  const functions = new Map<string, { name: string; where: string; package: string; selfUs: number }>()
+  const packageSelf = new Map<string, number>()
+  for (const [id, us] of selfUs) {
+    const frame = tree.byId.get(id)?.callFrame
+    if (!frame) continue
+    const pkg = packageOf(frame)
+    packageSelf.set(pkg, (packageSelf.get(pkg) ?? 0) + us)
+    const key = `${frame.functionName}|${frame.url}|${frame.lineNumber}|${frame.columnNumber}`
+    const entry = functions.get(key) ?? {
+      name: frame.functionName || '(anonymous)',
+      where: where(frame),
+      package: pkg,
+      selfUs: 0,
+    }
+    entry.selfUs += us
+    functions.set(key, entry)
+  }
+  return { functions, packageSelf }
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`

@@ -458,6 +458,23 @@ t.test('opening the database', async (t) => {
   t.match(badConfig.stderr, /^error: invalid configuration: .*DATABASE_URL/)
 })
 
+t.test('the database is opened only for a valid command line, and always closed', async (t) => {
+  let opened = 0
+  let closed = 0
+  const counting: Partial<CliIo> = {
+    openDatabase: async () => {
+      opened++
+      return { ...database, close: async () => void closed++ }
+    },
+  }
+  t.equal((await cli(['tenant', 'list'], counting)).code, 0)
+  t.equal((await cli(['key', 'revoke', UNKNOWN_ID], counting)).code, 1, 'the admin function refuses')
+  t.same([opened, closed], [2, 2], 'closed after a success and after a failure')
+  t.equal((await cli(['key', 'revoke', 'x'], counting)).code, 1, 'a bad argument')
+  t.equal((await cli(['key', '--help'], counting)).code, 0, 'help')
+  t.same([opened, closed], [2, 2], 'neither opens the database')
+})
+
 t.test('seed', async (t) => {
   const before = await prisma.tenant.count()
   const result = await cliJson<{ tenants: { id: string; name: string; key: string }[]; contacts: number }>(t, [

@@ -1,0 +1,135 @@
+// Measuring: warm-up, then every scenario on rubrica (and the read scenarios on the baseline too) for the given
+// rounds, each run of wrk sampled for RSS and CPU; and how the measurements of several rounds are summed up.
+import { stopIfInterrupted } from './lifecycle.ts'
+import { median, middle } from './median.ts'
+import type { BenchOptions } from './options.ts'
+import { fixed, ms, note } from './output.ts'
+import { sampleScenario } from './sampling.ts'
+import type { Server, Target, Targets } from './servers.ts'
+import { errorCount, runWrk, SCENARIOS, type ScenarioId, type Scripts, type WrkResult } from './wrk.ts'
+
+/** Scenarios in the order they run and are reported. */
+export const ORDER: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'f']
+/** The baseline only serves the reads it is a ceiling for. */
+export const BASELINE_SCENARIOS: readonly ScenarioId[] = ['a', 'b', 'c']
+
+/** What shapes the load: wrk's connections and threads, seconds per scenario and of warm-up, rounds. */
+export type Load = Pick<BenchOptions, 'connections' | 'threads' | 'duration' | 'warmup' | 'rounds'>
+
+export interface Measurement {
+  scenario: ScenarioId
+  target: Target
+  round: number
+  wrk: WrkResult
+  rps: number
+  errors: number
+  rssPeakMb: number
+  /** Server CPU (user + system) per request, in milliseconds. */
+  cpuMsPerRequest: number
+  /** Other people's CPU use during the scenario, in cores (see sampleScenario). */
+  otherCores: number
+  /** PostgreSQL's CPU per request, in milliseconds (all its processes: includes other users of the server). */
+  postgresMsPerRequest: number
+  wrkMsPerRequest: number
+  /** CPUs left idle during the scenario, in cores. */
+  idleCores: number
+}
+
+/** The targets a scenario runs on, in the order of `round`: odd rounds rubrica first, even rounds the baseline. */
+function targetsOf(scenario: ScenarioId, round: number): Target[] {
+  if (!BASELINE_SCENARIOS.includes(scenario)) return ['rubrica']
+  return round % 2 === 1 ? ['rubrica', 'baseline'] : ['baseline', 'rubrica']
+}
+
+export async function warmUp(targets: Targets, scripts: Scripts, load: Load): Promise<void> {
+  note('warming up')
+  const { connections, threads } = load
+  for (const scenario of ORDER) {
+    for (const target of targetsOf(scenario, 1)) {
+      stopIfInterrupted()
+      await runWrk({ url: targets[target].url, script: scripts[scenario], seconds: load.warmup, connections, threads })
+    }
+  }
+}
+
+/** Every scenario on its targets, `load.rounds` times. */
+export async function measureRounds(targets: Targets, scripts: Scripts, load: Load): Promise<Measurement[]> {
+  const measurements: Measurement[] = []
+  for (let round = 1; round <= load.rounds; round++) {
+    for (const scenario of ORDER) {
+      for (const target of targetsOf(scenario, round)) {
+        note(`round ${round}: ${SCENARIOS[scenario].name} on ${target}`)
+        const m = await measure(scenario, target, targets[target], scripts[scenario], load, round)
+        measurements.push(m)
+        note(`  ${fixed(m.rps, 0)} req/s, p50 ${ms(m.wrk.p50)} ms, p99 ${ms(m.wrk.p99)} ms, errors ${m.errors}`)
+      }
+    }
+  }
+  return measurements
+}
+
+async function measure(
+  scenario: ScenarioId,
+  target: Target,
+  server: Server,
+  script: string,
+  load: Load,
+  round: number,
+): Promise<Measurement> {
+  stopIfInterrupted()
+  const sampler = sampleScenario(server.pid)
+  const wrk = await runWrk({
+    url: server.url,
+    script,
+    seconds: load.duration,
+    connections: load.connections,
+    threads: load.threads,
+    onStart: sampler.wrkStarted,
+  })
+  const usage = sampler.stop()
+  const perRequest = (total: number) => (wrk.requests > 0 ? total / wrk.requests : 0)
+  return {
+    scenario,
+    target,
+    round,
+    wrk,
+    rps: wrk.requests / (wrk.durationUs / 1e6),
+    errors: errorCount(wrk),
+    rssPeakMb: usage.rssPeakMb,
+    cpuMsPerRequest: perRequest(usage.cpuMs),
+    otherCores: usage.otherCores,
+    postgresMsPerRequest: perRequest(usage.postgresMs),
+    wrkMsPerRequest: perRequest(usage.wrkMs),
+    idleCores: usage.idleCores,
+  }
+}
+
+/** The measurements of one scenario on one target, all rounds. */
+export function measurementsOf(measurements: Measurement[], scenario: ScenarioId, target: Target): Measurement[] {
+  return measurements.filter((m) => m.scenario === scenario && m.target === target)
+}
+
+/** The round with the median req/s of one scenario on one target. */
+export function medianRound(measurements: Measurement[], scenario: ScenarioId, target: Target) {
+  return middle(measurementsOf(measurements, scenario, target), (m) => m.rps)
+}
+
+/**
+ * x / y in req/s, as the median over rounds of the ratio within each round (the two measurements of a round ran
+ * minutes apart at most, so a busy spell on a shared machine weighs on both); with one round, the plain ratio.
+ */
+export function pairedRatio(
+  measurements: Measurement[],
+  x: [ScenarioId, Target],
+  y: [ScenarioId, Target],
+): number | undefined {
+  const ratios: number[] = []
+  const rounds = Math.max(0, ...measurements.map((m) => m.round))
+  for (let round = 1; round <= rounds; round++) {
+    const inRound = measurements.filter((m) => m.round === round)
+    const a = inRound.find((m) => m.scenario === x[0] && m.target === x[1])
+    const b = inRound.find((m) => m.scenario === y[0] && m.target === y[1])
+    if (a && b && b.rps > 0) ratios.push(a.rps / b.rps)
+  }
+  return median(ratios)
+}

@@ -1,0 +1,141 @@
+// The command line of bench/run.ts: the three presets (full, smoke, large), the options that override them, and
+// --help. A bad command line exits with status 2 before anything starts.
+import { parseArgs } from 'node:util'
+
+export type Mode = 'smoke' | 'large' | 'full'
+
+/** The shape of a run (written as is to --out's JSON). */
+export interface BenchOptions {
+  tenants: number
+  contacts: number
+  /** Seconds per scenario. */
+  duration: number
+  connections: number
+  threads: number
+  rounds: number
+  database: string
+  /** Seconds of warm-up per scenario and target. */
+  warmup: number
+}
+
+export interface CommandLine {
+  mode: Mode
+  options: BenchOptions
+  /** Reuse the bench database when its counts match, and do not drop it. */
+  keep: boolean
+  profile: boolean
+  /** Where to write all results as JSON. */
+  out: string | undefined
+}
+
+const HELP = `usage: tsx bench/run.ts [options]
+  --tenants N        tenants to seed (default 10; --smoke 2; --large 1)
+  --contacts M       contacts per tenant (default 100000; --smoke 2000; --large 1000000)
+  --duration S       seconds per scenario (default 10; --smoke 2)
+  --connections C    wrk connections (default 50; --smoke 10; --large 10)
+  --threads T        wrk threads (default 1: the machine has few cores, wrk shares them with the servers)
+  --rounds R         measure every scenario R times, alternating targets; the table shows the median (default 1)
+  --smoke            tiny run for CI: exits non-zero if a scenario had errors or the harness failed
+  --large            1 tenant x 1,000,000 contacts, 10 connections; adds the list p99 < 20 ms target
+  --keep             reuse the bench database when its counts match, and do not drop it at the end
+  --profile          then profile rubrica and the baseline (node --cpu-prof) under GET by id and list first page,
+                     and rubrica under POST, each alone; print top functions and CPU per request by package,
+                     rubrica against the baseline
+  --database NAME    bench database name (default rubrica_bench, rubrica_bench_large, rubrica_bench_smoke_<pid>)
+  --out FILE         also write all results as JSON
+Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), the server used to create the
+bench database; the bench database lives on the same server.
+`
+
+/** Reads process.argv; prints --help and exits 0, or exits 2 on a bad command line. */
+export function readCommandLine(): CommandLine {
+  const flags = exitOnError(parseFlags, ' (see --help)')
+  if (flags.help) {
+    process.stdout.write(HELP)
+    process.exit(0)
+  }
+  const mode = exitOnError(() => modeOf(flags))
+  const options = exitOnError(() => benchOptions(flags, mode))
+  return { mode, options, keep: flags.keep, profile: flags.profile, out: flags.out }
+}
+
+type Flags = ReturnType<typeof parseFlags>
+
+function parseFlags() {
+  return parseArgs({
+    options: {
+      tenants: { type: 'string' },
+      contacts: { type: 'string' },
+      duration: { type: 'string' },
+      connections: { type: 'string' },
+      threads: { type: 'string' },
+      rounds: { type: 'string' },
+      smoke: { type: 'boolean', default: false },
+      large: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      database: { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  }).values
+}
+
+function modeOf(flags: Flags): Mode {
+  if (flags.smoke && flags.large) fail('--smoke and --large exclude each other')
+  return flags.smoke ? 'smoke' : flags.large ? 'large' : 'full'
+}
+
+function preset(mode: Mode, keep: boolean) {
+  return {
+    full: { tenants: 10, contacts: 100_000, duration: 10, connections: 50, database: 'rubrica_bench' },
+    smoke: {
+      tenants: 2,
+      contacts: 2_000,
+      duration: 2,
+      connections: 10,
+      // Never shared with a concurrent run (CI on a busy machine) unless kept on purpose.
+      database: keep ? 'rubrica_bench_smoke' : `rubrica_bench_smoke_${process.pid}`,
+    },
+    large: { tenants: 1, contacts: 1_000_000, duration: 10, connections: 10, database: 'rubrica_bench_large' },
+  }[mode]
+}
+
+function benchOptions(flags: Flags, mode: Mode): BenchOptions {
+  const defaults = preset(mode, flags.keep)
+  const options = {
+    tenants: integer('tenants', flags.tenants, defaults.tenants, 1, 1000),
+    contacts: integer('contacts', flags.contacts, defaults.contacts, 1, 1_000_000),
+    duration: integer('duration', flags.duration, defaults.duration, 1, 600),
+    connections: integer('connections', flags.connections, defaults.connections, 1, 10_000),
+    threads: integer('threads', flags.threads, 1, 1, 64),
+    rounds: integer('rounds', flags.rounds, 1, 1, 20),
+    database: flags.database ?? defaults.database,
+    warmup: mode === 'smoke' ? 1 : 2,
+  }
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(options.database)) fail('--database must be a plain lower-case name')
+  if (options.threads > options.connections) fail('--threads cannot exceed --connections')
+  return options
+}
+
+function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback
+  if (!/^[0-9]+$/.test(value) || Number(value) < min || Number(value) > max) {
+    fail(`--${name} must be an integer from ${min} to ${max}`)
+  }
+  return Number(value)
+}
+
+function fail(message: string): never {
+  throw new Error(message)
+}
+
+function exitOnError<T>(read: () => T, hint = ''): T {
+  try {
+    return read()
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}${hint}\n`)
+    process.exit(2)
+  }
+}
