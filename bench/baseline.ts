@@ -4,10 +4,9 @@
 // SQL shapes as src/repositories/contacts.ts and answers with byte-identical JSON (bench/run.ts checks that).
 //
 //   DATABASE_URL=postgres://… PORT=3100 [DATABASE_POOL_SIZE=4] tsx bench/baseline.ts
-import { createHash } from 'node:crypto'
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import pg from 'pg'
-import { BEARER } from '../src/api-key.ts'
+import { BEARER, hashApiKey } from '../src/api-key.ts'
 import { UUID } from '../src/schemas/common.ts'
 
 const EMAIL_STATUSES = ['active', 'unsubscribed', 'bounced', 'complained', 'suppressed', 'pending_review']
@@ -139,7 +138,7 @@ function fail(reply: FastifyReply, status: number, code: string, message: string
 function tenantOf(request: FastifyRequest): string | undefined {
   const key = BEARER.exec(request.headers.authorization ?? '')?.[1]
   if (key === undefined) return undefined
-  return tenantByKeyHash.get(createHash('sha256').update(key.toLowerCase()).digest('hex'))
+  return tenantByKeyHash.get(hashApiKey(key))
 }
 
 function parseList(raw: Record<string, unknown>): ListQuery | string {

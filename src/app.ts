@@ -9,8 +9,10 @@ import { type Config, trustProxy } from './config.js'
 import type { Database } from './db/database.js'
 import database from './plugins/app/database.js'
 import demo from './plugins/app/demo.js'
-import errorEnvelope, { frameworkErrors } from './plugins/app/error-envelope.js'
+import errorEnvelope from './plugins/app/error-envelope.js'
+import jsonBody from './plugins/app/json-body.js'
 import metrics from './plugins/app/metrics.js'
+import protocolErrors, { clientErrorHandler, frameworkErrors } from './plugins/app/protocol-errors.js'
 import redis from './plugins/app/redis.js'
 import repositories from './plugins/app/repositories.js'
 import requestLog from './plugins/app/request-log.js'
@@ -41,7 +43,9 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   fastify.decorate('config', options.config)
   await fastify.register(sensible)
   await fastify.register(validation)
+  await fastify.register(jsonBody)
   await fastify.register(errorEnvelope)
+  await fastify.register(protocolErrors)
   for (const schema of sharedSchemas) fastify.addSchema(schema)
   await fastify.register(shutdown)
   await fastify.register(requestLog)
@@ -103,8 +107,12 @@ function serverOptions(config: Config, logStream?: { write(line: string): void }
     // checking every second cuts a slowloris connection off close to HEADERS_TIMEOUT_MS.
     http: { headersTimeout: config.HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     frameworkErrors,
+    clientErrorHandler,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     routerOptions: { ignoreTrailingSlash: true },
+    // HEAD is not part of the API: it is refused with 405 like any other method a path lacks (only the health
+    // probes answer it, for load balancers that probe with HEAD).
+    exposeHeadRoutes: false,
     // Replaced by the envelope-shaped 503 of the shutdown plugin.
     return503OnClosing: false,
     // A first start creates and migrates the embedded database, which can take longer than Fastify's 10 s default.

@@ -2,6 +2,7 @@
 // Handlers and hooks throw ApiError; the error-envelope plugin turns every other error into one as well.
 
 export const ERROR_CODES = [
+  'bad_request',
   'invalid_body',
   'invalid_query',
   'unknown_tag',
@@ -13,9 +14,14 @@ export const ERROR_CODES = [
   'insufficient_role',
   'tenant_suspended',
   'not_found',
+  'method_not_allowed',
+  'request_timeout',
   'conflict',
   'payload_too_large',
+  'unsupported_media_type',
+  'expectation_failed',
   'rate_limit_exceeded',
+  'headers_too_large',
   'internal',
   'service_unavailable',
 ] as const
@@ -70,6 +76,29 @@ export const errors = {
   insufficientRole: (role: string) =>
     new ApiError(403, 'insufficient_role', `Il ruolo "${role}" della chiave non consente questa operazione.`),
   notFound: () => new ApiError(404, 'not_found', 'Risorsa non trovata.'),
+  methodNotAllowed: (method: string, allowed: readonly string[]) =>
+    new ApiError(
+      405,
+      'method_not_allowed',
+      `Il metodo ${method} non è ammesso su questo percorso; metodi ammessi: ${allowed.join(', ')}.`,
+    ),
+  badRequest: () => new ApiError(400, 'bad_request', 'Richiesta HTTP non valida.'),
+  requestTimeout: () =>
+    new ApiError(408, 'request_timeout', 'La richiesta non è arrivata per intero in tempo: riprova.'),
+  headersTooLarge: () =>
+    new ApiError(
+      431,
+      'headers_too_large',
+      'Le intestazioni della richiesta superano la dimensione massima consentita.',
+    ),
+  expectationFailed: () =>
+    new ApiError(417, 'expectation_failed', 'Intestazione Expect non supportata: è ammesso solo "100-continue".'),
+  unsupportedMediaType: () =>
+    new ApiError(
+      415,
+      'unsupported_media_type',
+      'Codifica del corpo non supportata: il corpo deve essere JSON in UTF-8 (Content-Type: application/json).',
+    ),
   conflict: (existing: { id: string; status: string }) =>
     new ApiError(409, 'conflict', 'Esiste già un contatto con questa email.', { existing }),
   unknownTags: (names: readonly string[]) =>

@@ -15,9 +15,6 @@ export interface ResolvedKey {
   scopes: readonly string[]
 }
 
-/** Cached outcome of a lookup: unknown and revoked keys are cached too (as null), so retries stay cheap. */
-type Resolution = { key: ResolvedKey | null }
-
 interface KeyRow {
   id: string
   tenantId: string
@@ -36,26 +33,41 @@ const TOUCH_SQL = 'UPDATE api_keys SET last_used_at = now() WHERE id = $1'
 /** lastUsedAt is bookkeeping for operators: written at most this often per key, off the request's path. */
 const LAST_USED_GRANULARITY_MS = 60_000
 
+/** An unknown or revoked key, remembered as such so that its retries stay cheap. */
+const REFUSED = false
+
 export class ApiKeyRepository {
-  private readonly cache: LRUCache<string, Resolution> | null
+  // Known keys and refused ones are cached apart: a flood of random keys can only push out other refused keys,
+  // never a key in use (which would send its every request to the database).
+  private readonly known: LRUCache<string, ResolvedKey> | null
+  private readonly refused: LRUCache<string, typeof REFUSED> | null
 
   constructor(
     private readonly db: Database,
     cacheTtlMs: number,
     private readonly onBackgroundError: (error: unknown) => void,
   ) {
-    this.cache = cacheTtlMs > 0 ? new LRUCache({ max: 10_000, ttl: cacheTtlMs }) : null
+    this.known = cacheTtlMs > 0 ? new LRUCache({ max: 10_000, ttl: cacheTtlMs }) : null
+    this.refused = cacheTtlMs > 0 ? new LRUCache({ max: 10_000, ttl: cacheTtlMs }) : null
+  }
+
+  /** What the cache knows of a key, without any database work: the key, null if refused, undefined if unknown. */
+  cached(keyHash: string): ResolvedKey | null | undefined {
+    const known = this.known?.get(keyHash)
+    if (known) return known
+    return this.refused?.has(keyHash) ? null : undefined
   }
 
   async resolve(keyHash: string): Promise<ResolvedKey | null> {
-    const cached = this.cache?.get(keyHash)
-    if (cached) return cached.key
+    const cached = this.cached(keyHash)
+    if (cached !== undefined) return cached
     const [row] = await this.db.query<KeyRow>('api_keys_resolve', RESOLVE_SQL, [keyHash])
     const key =
       row && row.revokedAt === null
         ? { keyId: row.id, tenantId: row.tenantId, tenantStatus: row.tenantStatus, role: row.role, scopes: row.scopes }
         : null
-    this.cache?.set(keyHash, { key })
+    if (key) this.known?.set(keyHash, key)
+    else this.refused?.set(keyHash, REFUSED)
     if (row && key && (row.lastUsedAt === null || Date.now() - row.lastUsedAt.getTime() > LAST_USED_GRANULARITY_MS)) {
       this.db.query('api_keys_touch', TOUCH_SQL, [row.id]).catch(this.onBackgroundError)
     }
@@ -64,6 +76,7 @@ export class ApiKeyRepository {
 
   /** Forget cached resolutions, e.g. when another process announces a revocation. */
   invalidateAll(): void {
-    this.cache?.clear()
+    this.known?.clear()
+    this.refused?.clear()
   }
 }

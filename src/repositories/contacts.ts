@@ -22,6 +22,17 @@ const TAGS_BY_NAME_SQL =
 const BY_EMAIL_KEY_SQL = 'SELECT id, email_status AS "status" FROM contacts WHERE tenant_id = $1 AND email_key = $2'
 
 /**
+ * The instant a page starts before, for createdAt values that have millisecond precision. A cursor finer than
+ * that (…00.1235Z) comes after the millisecond it falls in, so contacts of that millisecond (…00.123Z) are older
+ * and belong on the page: the bound is the next millisecond. Date would simply cut the extra digits off.
+ */
+function cursorBound(cursor: string): Date {
+  const instant = new Date(cursor.replace(' ', 'T'))
+  const finer = /\.\d{3}(\d+)/.exec(cursor)?.[1]
+  return finer !== undefined && /[1-9]/.test(finer) ? new Date(instant.getTime() + 1) : instant
+}
+
+/**
  * One statement per combination of filters, each with only the predicates it needs, so that every prepared
  * plan is an index range scan on the matching (tenant, …, created_at) index starting at the cursor.
  */
@@ -34,7 +45,7 @@ function listStatement(query: ContactListQuery): { name: string; sql: string; pa
     conditions.push(condition.replace('?', `$${params.length + 1}`))
     flags.push(flag)
   }
-  if (query.cursor !== undefined) add('cursor', 'c.created_at < ?', new Date(query.cursor))
+  if (query.cursor !== undefined) add('cursor', 'c.created_at < ?', cursorBound(query.cursor))
   if (query.emailStatus !== undefined) add('status', 'c.email_status = ?::email_status', query.emailStatus)
   if (query.stage !== undefined) add('stage', 'c.stage = ?::stage', query.stage)
   if (!query.includeArchived) {
@@ -101,7 +112,13 @@ export class ContactRepository {
         select: CONTACT_SELECT,
       })
       // Tag names are compared exactly, so the stored names are the ones sent, here in the order contacts show them.
-      return { kind: 'created', contact: toContact(record, tags.map((tag) => tag.name)) }
+      return {
+        kind: 'created',
+        contact: toContact(
+          record,
+          tags.map((tag) => tag.name),
+        ),
+      }
     } catch (error) {
       // The only unique key a new contact can break is (tenant, lower(email)): the trigger moves created_at.
       // Validated emails are ASCII, where JavaScript's toLowerCase and PostgreSQL's lower() agree.

@@ -19,10 +19,10 @@ async function databaseReachable(fastify: FastifyInstance): Promise<boolean> {
 
 export default async function health(fastify: FastifyInstance) {
   /** The process is alive and answering. */
-  fastify.get('/health', { schema: { hide: true } }, async () => ({ status: 'ok' }))
+  fastify.get('/health', { schema: { hide: true }, exposeHeadRoute: true }, async () => ({ status: 'ok' }))
 
   /** Ready to serve: the database answers. Redis down is a degradation (per-instance rate limits), not a failure. */
-  fastify.get('/ready', { schema: { hide: true } }, async (_request, reply) => {
+  fastify.get('/ready', { schema: { hide: true }, exposeHeadRoute: true }, async (_request, reply) => {
     const database = (await databaseReachable(fastify)) ? 'up' : 'down'
     const redis = fastify.redis === null ? 'disabled' : fastify.redis.available ? 'up' : 'down'
     const status = database === 'down' ? 'unavailable' : redis === 'down' ? 'degraded' : 'ready'

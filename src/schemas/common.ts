@@ -1,11 +1,32 @@
 import { type TSchema, type TUnsafe, Type } from '@sinclair/typebox'
 
+/** Characters no text field may hold, as the body of a character class. */
+const FORBIDDEN =
+  // Control characters (C0, DEL, C1: PostgreSQL refuses NUL, and none belongs in a name); lone surrogate halves
+  // (UTF-8 cannot store them); format characters (category Cf: bidi overrides that disguise text, zero-width
+  // characters, U+FEFF, which some stores drop); line and paragraph separators.
+  '\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF\\p{Cf}\\u2028\\u2029'
+
 /**
- * No control characters (C0, DEL, C1: PostgreSQL refuses NUL, and none belongs in a name), no lone surrogate
- * halves (UTF-8 cannot store them) and no U+FEFF (some stores drop it). Ajv matches patterns in Unicode mode,
- * where a surrogate range matches only unpaired halves.
+ * Text without forbidden characters. Ajv compiles patterns in Unicode mode, where \p{…} works and a surrogate
+ * range matches only unpaired halves; code elsewhere must compile it with the `u` flag too.
  */
-export const PRINTABLE = '^[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF\\uFEFF]*$'
+export const PRINTABLE = `^[^${FORBIDDEN}]*$`
+
+/** PRINTABLE text with at least one character that is not white space: names and the legal basis. */
+export const VISIBLE_TEXT = `^(?!\\s*$)[^${FORBIDDEN}]*$`
+
+/** Digits, spaces, a leading +, dots, dashes and parentheses, with at least 3 digits. */
+export const PHONE = '^\\+?(?:[ ().-]*[0-9]){3}[0-9 ().-]*$'
+
+/** The Italian words for what a pattern requires, keyed by the pattern (validation messages use them). */
+export const PATTERN_DESCRIPTIONS: Record<string, string> = {
+  [PRINTABLE]: 'non deve contenere caratteri di controllo, di formato (invisibili) o separatori di riga',
+  [VISIBLE_TEXT]:
+    'deve contenere almeno un carattere visibile e nessun carattere di controllo, di formato (invisibile) o ' +
+    'separatore di riga',
+  [PHONE]: 'deve contenere almeno 3 cifre e solo cifre, spazi, + iniziale, punti, trattini e parentesi',
+}
 
 /** A plain UUID, any case. ajv-formats' uuid also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not. */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

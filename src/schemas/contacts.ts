@@ -1,7 +1,7 @@
 // TypeBox schemas of the contacts API: they validate requests, shape responses and make the OpenAPI document.
 import { type Static, Type } from '@sinclair/typebox'
 import { EmailStatus, Stage } from '../generated/prisma/enums.js'
-import { Nullable, PRINTABLE, Timestamp } from './common.js'
+import { Nullable, PHONE, PRINTABLE, Timestamp, VISIBLE_TEXT } from './common.js'
 import { StringEnum } from './string-enum.js'
 
 export const EMAIL_STATUSES = Object.values(EmailStatus)
@@ -21,11 +21,11 @@ export const LIMITS = {
 
 const EmailStatusSchema = StringEnum(EMAIL_STATUSES, { description: 'Stato di recapito dell’indirizzo email' })
 const StageSchema = StringEnum(STAGES, { description: 'Fase commerciale del contatto' })
-const Name = Type.String({ minLength: 1, maxLength: LIMITS.name, pattern: PRINTABLE })
+const Name = Type.String({ minLength: 1, maxLength: LIMITS.name, pattern: VISIBLE_TEXT })
 const ConsentType = Type.String({
   minLength: 1,
   maxLength: LIMITS.consentType,
-  pattern: PRINTABLE,
+  pattern: VISIBLE_TEXT,
   description: 'Base giuridica del trattamento; valori noti: contract, consent; la lista è aperta',
   examples: ['consent'],
 })
@@ -79,8 +79,8 @@ export const ContactCreateSchema = Type.Object(
       Type.String({
         minLength: 3,
         maxLength: LIMITS.phone,
-        pattern: '^\\+?[0-9 ().-]+$',
-        description: 'Cifre, spazi, + iniziale, punti, trattini e parentesi',
+        pattern: PHONE,
+        description: 'Almeno 3 cifre; cifre, spazi, + iniziale, punti, trattini e parentesi',
         examples: ['+39 02 1234 5678'],
       }),
     ),

@@ -1,5 +1,7 @@
-// Resolves the Bearer API key of each request into request.auth. It does not refuse anything itself: the
-// rate limiter runs next and counts refused requests per client address, then authorization refuses.
+// Resolves the Bearer API key of each request into request.auth. It refuses nothing itself, except a client
+// address that has used up its budget of refused requests: that one is refused before any database work. The
+// rate limiter then counts the request (per tenant, or per address when not authenticated), and authorization
+// refuses what must be refused.
 import fp from 'fastify-plugin'
 import { BEARER, hashApiKey, KEY_PATTERN } from '../../api-key.js'
 import { type ApiError, errors } from '../../errors.js'
@@ -14,26 +16,41 @@ declare module 'fastify' {
   }
 }
 
+/** Whether the request carries Authorization more than once (rawHeaders alternates names and values). */
+function repeatedAuthorization(rawHeaders: readonly string[]): boolean {
+  let seen = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]?.toLowerCase() === 'authorization' && ++seen > 1) return true
+  }
+  return false
+}
+
 export default fp(
   async function authentication(fastify) {
     fastify.decorateRequest('auth', null)
     fastify.decorateRequest('authError', null)
-    fastify.addHook('onRequest', async function resolveApiKey(request) {
+    fastify.addHook('onRequest', async function resolveApiKey(request, reply) {
       const header = request.headers.authorization
       if (header === undefined || header.trim() === '') {
         request.authError = errors.missingAuthorization()
         return
       }
       const key = BEARER.exec(header)?.[1]
-      if (key === undefined || !KEY_PATTERN.test(key)) {
+      // Node keeps the first of repeated Authorization headers: two credentials are ambiguous, never resolved.
+      if (key === undefined || repeatedAuthorization(request.raw.rawHeaders) || !KEY_PATTERN.test(key)) {
         request.authError = errors.invalidKeyFormat()
         return
       }
-      const resolved = await fastify.apiKeys.resolve(hashApiKey(key))
+      const keyHash = hashApiKey(key)
+      let resolved = fastify.apiKeys.cached(keyHash)
+      if (resolved === undefined) {
+        await fastify.rateLimits.refuseExhaustedAddress(request, reply)
+        resolved = await fastify.apiKeys.resolve(keyHash)
+      }
       if (resolved === null) request.authError = errors.invalidKey()
       else if (resolved.tenantStatus === 'closed') request.authError = errors.invalidOrRevoked()
       else request.auth = resolved
     })
   },
-  { name: 'authentication', dependencies: ['repositories'] },
+  { name: 'authentication', dependencies: ['repositories', 'rate-limit'] },
 )

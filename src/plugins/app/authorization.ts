@@ -49,7 +49,8 @@ export default fp(
       if (auth.tenantStatus === 'suspended') throw errors.tenantSuspended()
       const { scope, access } = request.routeOptions.config
       // Both are present: requireAccessRules refused every route without them.
-      if (scope === undefined || !auth.scopes.includes(scope)) throw errors.insufficientScope(String(scope), auth.scopes)
+      if (scope === undefined || !auth.scopes.includes(scope))
+        throw errors.insufficientScope(String(scope), auth.scopes)
       if (access === undefined || !ROLE_ACCESS[auth.role].includes(access)) throw errors.insufficientRole(auth.role)
     })
   },

@@ -42,6 +42,9 @@ function fromFastifyError(error: FastifyError): ApiError | null {
   return null
 }
 
+/** The methods a route of this service can have, in the order an Allow header lists them. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error
   // A request for no route is a 404 whatever its body: parsing that body may fail first, which says nothing.
@@ -49,32 +52,37 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (isDatabaseUnavailable(error)) return errors.serviceUnavailable()
   const known = fromFastifyError(error)
   if (known) return known
+  // What remains comes from a plugin (the reference page's static files refuse `..` with 403): a path that
+  // names nothing is not found, any other client error a bad request.
   const status = error.statusCode ?? 500
-  if (status === 404) return errors.notFound()
-  if (status >= 400 && status < 500) return new ApiError(status, 'invalid_body', 'Richiesta non valida.')
+  if (status === 403 || status === 404) return errors.notFound()
+  if (status >= 400 && status < 500) return errors.badRequest()
   return errors.internal()
-}
-
-/**
- * Routing errors Fastify answers before any handler (bad percent-encoding, an over-long path segment): such a
- * URL names no resource, so it gets the usual 404 envelope instead of Fastify's English body.
- */
-export function frameworkErrors(_error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
-  const apiError = errors.notFound()
-  return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
 }
 
 export default fp(
   async function errorEnvelope(fastify) {
     fastify.setErrorHandler(function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+      // A client that hangs up halfway through its body is no server fault (Node reports it as ECONNRESET,
+      // which would otherwise read as a lost database connection) and has nobody left to answer.
+      if (request.raw.readableAborted) {
+        request.log.info('client closed the connection before its request was complete')
+        return reply.code(400).send(errors.badRequest().toBody())
+      }
       const apiError = toApiError(error, request)
       if (apiError.code === 'service_unavailable') request.log.warn({ err: error }, 'database unavailable')
       else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-      // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope.
+      // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope, and
+      // no error is worth caching.
+      reply.header('cache-control', 'no-store')
       return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
     })
-    fastify.setNotFoundHandler(function handleNotFound(_request, reply) {
-      const apiError = errors.notFound()
+    fastify.setNotFoundHandler(function handleNotFound(request, reply) {
+      // A path that exists with other methods is a 405 that says which; anything else names no resource.
+      const path = request.url.split('?', 1)[0] ?? '/'
+      const allowed = METHODS.filter((method) => fastify.findRoute({ method, url: path }) !== null)
+      const apiError = allowed.length > 0 ? errors.methodNotAllowed(request.method, allowed) : errors.notFound()
+      if (allowed.length > 0) reply.header('allow', allowed.join(', '))
       return reply.code(apiError.statusCode).send(apiError.toBody())
     })
   },

@@ -6,7 +6,7 @@ import addFormats from 'ajv-formats'
 import { fullFormats } from 'ajv-formats/dist/formats.js'
 import localizeItModule from 'ajv-i18n/localize/it/index.js'
 import fp from 'fastify-plugin'
-import { UUID } from '../../schemas/common.js'
+import { PATTERN_DESCRIPTIONS, UUID } from '../../schemas/common.js'
 import { sharedSchemas } from '../../schemas/index.js'
 
 // ajv-i18n is CommonJS (module.exports = localize) but declares an ES default export.
@@ -16,6 +16,7 @@ const shared: Options = { allErrors: false, removeAdditional: false, useDefaults
 
 const SECONDS = /[Tt ]\d{2}:\d{2}:(\d{2})/
 const rfc3339 = fullFormats['date-time'] as { validate: (value: string) => boolean }
+const emailFormat = fullFormats.email as RegExp
 
 /**
  * An RFC 3339 timestamp that is also an instant the database can store: leap seconds (:60) and dates outside
@@ -28,20 +29,65 @@ function isStorableDateTime(value: string): boolean {
   return !Number.isNaN(instant.getTime()) && year >= 1 && year <= 9999
 }
 
+/** ajv-formats' address syntax, within the limits of RFC 5321: a local part of 64 octets, labels of 63. */
+function isEmail(value: string): boolean {
+  if (!emailFormat.test(value)) return false
+  const at = value.lastIndexOf('@')
+  return (
+    at <= 64 &&
+    value
+      .slice(at + 1)
+      .split('.')
+      .every((label) => label.length <= 63)
+  )
+}
+
 function createAjv(coerceTypes: boolean) {
   const ajv = new Ajv.default({ ...shared, coerceTypes })
   addFormats.default(ajv)
   ajv.addFormat('uuid', UUID)
   ajv.addFormat('date-time', { type: 'string', validate: isStorableDateTime })
+  ajv.addFormat('email', { type: 'string', validate: isEmail })
   for (const schema of sharedSchemas) ajv.addSchema(schema)
   return ajv
+}
+
+/** A validator as Fastify calls it: false with `errors` set, or true. */
+type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
+
+/**
+ * Query integers only as plain decimal digits: Ajv's coercion would also read 0x10, 1e2, +5, 5.0 or " 5" as
+ * numbers. A parameter spelled otherwise fails as a type error, before Ajv coerces anything.
+ */
+function plainNumbers(schema: unknown, validate: Validator): Validator {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}
+  const integers = Object.keys(properties).filter((name) => properties[name]?.type === 'integer')
+  const checked: Validator = (data) => {
+    const query = data as Record<string, unknown> | null
+    const name = integers.find((n) => typeof query?.[n] === 'string' && !/^[0-9]+$/.test(query[n] as string))
+    if (name !== undefined) {
+      const error = { keyword: 'type', instancePath: `/${name}`, schemaPath: '', params: { type: 'integer' } }
+      checked.errors = [error]
+      return false
+    }
+    const valid = validate(data)
+    checked.errors = validate.errors
+    return valid
+  }
+  return checked
 }
 
 export default fp(
   async function validation(fastify) {
     const bodyAjv = createAjv(false)
     const textAjv = createAjv(true)
-    fastify.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
+    fastify.setValidatorCompiler(({ schema, httpPart }) =>
+      httpPart === 'body'
+        ? bodyAjv.compile(schema)
+        : httpPart === 'querystring'
+          ? plainNumbers(schema, textAjv.compile(schema))
+          : textAjv.compile(schema),
+    )
   },
   { name: 'validation' },
 )
@@ -78,7 +124,7 @@ function problem(error: ErrorObject): string {
     case 'enum':
       return `deve essere uno tra: ${(p.allowedValues as unknown[]).join(', ')}`
     case 'pattern':
-      return 'contiene caratteri non ammessi'
+      return PATTERN_DESCRIPTIONS[String(p.pattern)] ?? 'contiene caratteri non ammessi'
     case 'format':
       return p.format === 'date-time'
         ? 'deve essere una data e ora ISO 8601 con fuso orario (es. 2026-03-01T09:30:00.000Z)'

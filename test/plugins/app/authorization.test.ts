@@ -22,7 +22,10 @@ function scopeWith(routes: (app: FastifyInstance) => void) {
 
 t.test('a route without a scope and an access stops the start', async (t) => {
   const app = scopeWith((app) => app.get('/open', async () => 'anyone'))
-  await t.rejects(async () => app.ready().then(() => undefined), /Route GET \/open must declare config\.scope .* and config\.access/)
+  await t.rejects(
+    async () => app.ready().then(() => undefined),
+    /Route GET \/open must declare config\.scope .* and config\.access/,
+  )
 })
 
 t.test('an unknown scope or access stops the start', async (t) => {

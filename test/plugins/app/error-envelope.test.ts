@@ -14,8 +14,9 @@ t.test('every error is the Italian envelope', async (t) => {
     method: 'DELETE',
     url: `${LIST}/00000000-0000-4000-8000-000000000000`,
   })
-  t.equal(unknownMethod.statusCode, 404)
-  t.equal(unknownMethod.json().error.code, 'not_found')
+  t.equal(unknownMethod.statusCode, 405, 'a known path with another method')
+  t.equal(unknownMethod.json().error.code, 'method_not_allowed')
+  t.equal(unknownMethod.headers.allow, 'GET, PATCH')
 
   const bodies: [string, Record<string, string>, string | Buffer, number, string][] = [
     ['malformed JSON', { 'content-type': 'application/json' }, '{"email":', 400, 'invalid_body'],

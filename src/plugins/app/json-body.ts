@@ -1,0 +1,40 @@
+// Request bodies are JSON in UTF-8. A body declared in another charset is refused (415) and one whose bytes are
+// not valid UTF-8 is refused (400), instead of being stored with U+FFFD where the bad bytes were. Parsing itself
+// is Fastify's own JSON parser, with its protection against __proto__ and constructor.prototype keys.
+import { parse as parseContentType } from 'content-type'
+import fp from 'fastify-plugin'
+import { ApiError, errors } from '../../errors.js'
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/** The declared charset, lower-cased; undefined when none is declared or the header cannot be read. */
+function charsetOf(header: string | undefined): string | undefined {
+  try {
+    return header === undefined ? undefined : parseContentType(header).parameters.charset?.toLowerCase()
+  } catch {
+    return undefined
+  }
+}
+
+export default fp(
+  async function jsonBody(fastify) {
+    const parseJson = fastify.getDefaultJsonParser('error', 'error')
+    fastify.removeContentTypeParser('application/json')
+    fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+      const charset = charsetOf(request.headers['content-type'])
+      if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+        done(errors.unsupportedMediaType(), undefined)
+        return
+      }
+      let text: string
+      try {
+        text = UTF8.decode(body as Buffer)
+      } catch {
+        done(new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è testo UTF-8 valido.'), undefined)
+        return
+      }
+      parseJson(request, text, done)
+    })
+  },
+  { name: 'json-body' },
+)

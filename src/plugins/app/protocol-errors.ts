@@ -1,0 +1,68 @@
+// Requests that fail before Fastify routes them get the API's Italian envelope too, never Node's or Fastify's
+// English body or an empty one: malformed HTTP (400), a header block too large (431), a request that does not
+// arrive in time (408), an Expect other than 100-continue (417), a URL that cannot be routed (404).
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { type ApiError, errors } from '../../errors.js'
+
+/** A whole HTTP response, for the socket-level errors where there is no reply object to send through. */
+function rawResponse(error: ApiError): string {
+  const body = JSON.stringify(error.toBody())
+  return [
+    `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Cache-Control: no-store',
+    'X-Content-Type-Options: nosniff',
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n')
+}
+
+function clientErrorOf(code: string): ApiError {
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return errors.requestTimeout()
+  if (code === 'HPE_HEADER_OVERFLOW') return errors.headersTooLarge()
+  return errors.badRequest()
+}
+
+/** Fastify's clientErrorHandler option: called with the server instance as `this`. */
+export function clientErrorHandler(this: FastifyInstance, error: ConnectionError, socket: Socket): void {
+  // A connection the client reset has nobody left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const apiError = clientErrorOf(error.code)
+  // Never the error object: Node attaches the request's raw bytes to it (rawPacket), Authorization included.
+  this.log.debug({ code: error.code, status: apiError.statusCode }, 'malformed request refused')
+  if (socket.writable) socket.end(rawResponse(apiError))
+  else socket.destroy()
+}
+
+/**
+ * Fastify's frameworkErrors option: routing errors answered before any handler (bad percent-encoding, an
+ * over-long path segment). Such a URL names no resource: the usual 404 envelope.
+ */
+export function frameworkErrors(_error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const apiError = errors.notFound()
+  return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
+}
+
+export default fp(
+  async function protocolErrors(fastify) {
+    // With a listener here Node no longer answers an unknown Expect by itself (with an empty 417).
+    fastify.server.on('checkExpectation', (_request, response) => {
+      const apiError = errors.expectationFailed()
+      const body = JSON.stringify(apiError.toBody())
+      response.writeHead(apiError.statusCode, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        connection: 'close',
+      })
+      response.end(body)
+    })
+  },
+  { name: 'protocol-errors' },
+)
