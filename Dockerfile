@@ -2,7 +2,7 @@
 # rubrica's production image. The `build` stage installs from the lockfile, generates the Prisma client,
 # compiles to dist/ and prunes to production dependencies; the final stage copies only what runs.
 #
-# scripts/container-recipe.sh replays this file without a Docker engine: it executes the build stage's COPY
+# scripts/container-recipe.sh (with its parts in scripts/container-recipe/) replays this file without a Docker engine: it executes the build stage's COPY
 # and RUN lines and the final stage's COPY lines, and takes ENV, USER, HEALTHCHECK and CMD from here. It
 # understands only the forms used below (shell-form RUN, plain COPY paths under WORKDIR, exec-form CMD and
 # HEALTHCHECK) and knows the final stage's single RUN line by heart: change the two files together.
@@ -33,8 +33,9 @@ RUN node scripts/build-if-needed.js
 RUN npm prune --omit=dev --omit=optional --no-audit --no-fund && rm -rf node_modules/.cache
 
 FROM ${NODE_IMAGE}
-# METRICS_HOST: metrics listen on loopback by default, unreachable from outside a container.
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data METRICS_HOST=0.0.0.0 METRICS_PORT=9464
+# Metrics are off by default (two instances on one host would collide on the port); the image turns them on,
+# on all interfaces: METRICS_HOST's default, loopback, is unreachable from outside a container.
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data METRICS_ENABLED=true METRICS_HOST=0.0.0.0 METRICS_PORT=9464
 WORKDIR /app
 # Everything under /app stays owned by root: the service user can read it, not change it.
 COPY --from=build /app/package.json ./

@@ -1,16 +1,22 @@
 // npm run fuzz -- --runs N [--seed S] [--all] [--reporter R]
 // Runs the property-based suites (test/fuzz/hostile-input, isolation, races) with many more cases than
 // `npm test` does, on the configured test database (PGlite, or TEST_DATABASE_URL), then prints how many requests
-// each endpoint got, by status. --all adds the example-based fuzz files (regressions, slow clients).
+// each endpoint got, by status. --all adds the example-based files (test/regressions/, slow clients).
 // The seed is printed first: the same --seed and --runs replay the same cases.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 
 const PROPERTY_SUITES = ['test/fuzz/hostile-input.test.ts', 'test/fuzz/isolation.test.ts', 'test/fuzz/races.test.ts']
-const OTHER_SUITES = ['test/fuzz/regressions.test.ts', 'test/fuzz/slow-clients.test.ts']
+/** One file per past bug (test/regressions/), and the slow clients. */
+const OTHER_SUITES = [
+  ...readdirSync('test/regressions')
+    .filter((name) => name.endsWith('.test.ts'))
+    .map((name) => `test/regressions/${name}`),
+  'test/fuzz/slow-clients.test.ts',
+]
 
 function usage(message: string): never {
   console.error(`${message}\nusage: npm run fuzz -- --runs N [--seed S] [--all] [--reporter tap|terse|dot|base]`)

@@ -7,6 +7,7 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController }
 import fp from 'fastify-plugin'
 import { type Config, trustProxy } from './config.js'
 import type { Database } from './db/database.js'
+import authChanges from './plugins/app/auth-changes.js'
 import database from './plugins/app/database.js'
 import demo from './plugins/app/demo.js'
 import errorEnvelope from './plugins/app/error-envelope.js'
@@ -52,6 +53,7 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(responseHeaders)
   await fastify.register(database, { database: options.database })
   await fastify.register(repositories)
+  await fastify.register(authChanges)
   await fastify.register(demo)
   await fastify.register(redis)
   await fastify.register(metrics)

@@ -2,9 +2,10 @@
 // message that names the variable. Every variable is documented in the README.
 import { type Static, Type } from '@sinclair/typebox'
 import { envSchema } from 'env-schema'
+import { OperatorError } from './operator-error.js'
 import { StringEnum } from './schemas/string-enum.js'
 
-const ConfigSchema = Type.Object({
+export const ConfigSchema = Type.Object({
   NODE_ENV: StringEnum(['development', 'production', 'test'], { default: 'development' }),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
@@ -27,7 +28,7 @@ const ConfigSchema = Type.Object({
   /** Prometheus metrics are served on this separate port (0: any free port), on METRICS_HOST. */
   METRICS_PORT: Type.Integer({ default: 9464, minimum: 0, maximum: 65535 }),
   METRICS_HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
-  METRICS_ENABLED: Type.Boolean({ default: true }),
+  METRICS_ENABLED: Type.Boolean({ default: false }),
   /**
    * Which proxies to trust for the client address (X-Forwarded-For): "false", "true", a hop count, or a
    * comma-separated list of addresses and CIDR ranges.
@@ -47,9 +48,51 @@ const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
+export class ConfigError extends OperatorError {}
+
+/** What a variable accepts, in words, from its schema (patterns say it themselves in ALLOWED_TEXT). */
+function allowedValues(name: string): string {
+  const schema = (ConfigSchema.properties as Record<string, Record<string, unknown>>)[name] ?? {}
+  if (ALLOWED_TEXT[name]) return ALLOWED_TEXT[name]
+  if (Array.isArray(schema.enum)) return `one of ${schema.enum.join(', ')}`
+  if (schema.type === 'boolean') return 'true or false'
+  if (schema.type === 'integer') {
+    const { minimum, maximum } = schema
+    return maximum === undefined
+      ? `a whole number of at least ${minimum}`
+      : `a whole number from ${minimum} to ${maximum}`
+  }
+  return 'a non-empty value'
+}
+
+const ALLOWED_TEXT: Record<string, string> = {
+  DATABASE_URL: 'a postgres:// or postgresql:// URL (unset: the embedded database in DATA_DIR)',
+  REDIS_URL: 'a redis:// or rediss:// URL (unset: rate limits per instance)',
+  TRUST_PROXY: 'true, false, a number of proxies, or a comma-separated list of addresses and CIDR ranges',
+}
+
+/** A URL's password, masked: values are echoed in error messages, and a URL may carry one. */
+export function withoutPassword(value: string): string {
+  try {
+    const url = new URL(value)
+    if (url.password) url.password = '***'
+    return url.toString()
+  } catch {
+    return value
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  // Only the given environment is read (env: false), so tests and the CLI can hand in their own.
-  return envSchema<Config>({ schema: ConfigSchema, data: env, env: false, dotenv: false })
+  try {
+    // Only the given environment is read (env: false), so tests and the CLI can hand in their own.
+    return envSchema<Config>({ schema: ConfigSchema, data: env, env: false, dotenv: false })
+  } catch (error) {
+    const first = (error as { errors?: { instancePath?: string }[] }).errors?.[0]
+    const name = first?.instancePath?.replace(/^\//, '')
+    if (!name) throw error
+    const value = JSON.stringify(withoutPassword(env[name] ?? ''))
+    throw new ConfigError(`${name}: ${value} is not valid; expected ${allowedValues(name)}.`)
+  }
 }
 
 /** TRUST_PROXY as Fastify's trustProxy option. */

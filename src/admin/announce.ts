@@ -1,21 +1,16 @@
-// Key revocations and tenant status changes made by the CLI are announced on Redis (when REDIS_URL is set),
-// so that every instance drops its cached key resolutions at once instead of after the cache lifetime.
+// Key revocations and tenant status changes made by the CLI are announced on the database itself (PostgreSQL's
+// NOTIFY), so that every instance on that database drops its cached key resolutions at once instead of after
+// the cache lifetime, whatever the CLI's environment. Redis carries rate-limit counters only.
+import type { Database } from '../db/database.js'
 
-export const AUTH_CHANGES_CHANNEL = 'rubrica:auth-changes'
+export const AUTH_CHANGES_CHANNEL = 'rubrica_auth_changes'
 
-/** Best effort: without Redis, instances still notice within AUTH_CACHE_TTL_MS. Returns whether it was sent. */
-export async function announceAuthChange(redisUrl: string | undefined, what: string): Promise<boolean> {
-  if (!redisUrl) return false
-  const { Redis } = await import('ioredis')
-  const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 })
-  client.on('error', () => {})
+/** Best effort: instances that miss it still notice within AUTH_CACHE_TTL_MS. Returns whether it was sent. */
+export async function announceAuthChange(database: Database, what: string): Promise<boolean> {
   try {
-    await client.connect()
-    await client.publish(AUTH_CHANGES_CHANNEL, what)
+    await database.query('auth_changes_notify', 'SELECT pg_notify($1, $2)', [AUTH_CHANGES_CHANNEL, what])
     return true
   } catch {
     return false
-  } finally {
-    client.disconnect()
   }
 }

@@ -8,6 +8,9 @@ import { createTags } from './tags.js'
 import { createTenant } from './tenants.js'
 import { DAY_MS } from './time.js'
 
+export const DEMO_TENANT_NAME = 'Demo'
+export const DEMO_KEY_LABEL = 'demo'
+
 /** Serialises concurrent first starts (several instances on one PostgreSQL); any fixed number would do. */
 const DEMO_LOCK_ID = 72707370
 
@@ -139,7 +142,7 @@ export async function createDemoIfEmpty(prisma: PrismaClient): Promise<{ tenantI
 }
 
 async function createDemo(tx: PrismaExecutor): Promise<{ tenantId: string; key: string }> {
-  const tenant = await createTenant(tx, 'Demo')
+  const tenant = await createTenant(tx, DEMO_TENANT_NAME)
   const { created } = await createTags(tx, tenant.id, [...DEMO_TAGS])
   const tagIds = new Map(created.map((tag) => [tag.name, tag.id]))
   const now = Date.now()
@@ -161,7 +164,7 @@ async function createDemo(tx: PrismaExecutor): Promise<{ tenantId: string; key: 
     tenantId: tenant.id,
     role: 'admin',
     scopes: ['contacts:read', 'contacts:write'],
-    label: 'demo',
+    label: DEMO_KEY_LABEL,
   })
   return { tenantId: tenant.id, key: issued.key }
 }

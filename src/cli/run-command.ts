@@ -25,7 +25,7 @@ export async function runOnDatabase(
     if (migrateEmbedded) await migrateEmbeddedDatabase(database, io, options)
     const outcome = await work(database)
     printOutcome(io, options, outcome)
-    if (outcome.authChange) await announce(outcome.authChange, config, io)
+    if (outcome.authChange) await announce(database, outcome.authChange, config, io)
   } finally {
     await database.close()
   }
@@ -48,9 +48,9 @@ async function migrateEmbeddedDatabase(database: Database, io: CliIo, options: J
 }
 
 /** Best effort: the change is made either way, and instances without the message see it when their cache expires. */
-async function announce(change: string, config: Config, io: CliIo): Promise<void> {
-  if (!config.REDIS_URL || (await announceAuthChange(config.REDIS_URL, change))) return
+async function announce(database: Database, change: string, config: Config, io: CliIo): Promise<void> {
+  if (await announceAuthChange(database, change)) return
   io.stderr.write(
-    `warning: could not announce the change on Redis; instances apply it within AUTH_CACHE_TTL_MS (${config.AUTH_CACHE_TTL_MS} ms).\n`,
+    `warning: could not announce the change; instances apply it within AUTH_CACHE_TTL_MS (${config.AUTH_CACHE_TTL_MS} ms).\n`,
   )
 }

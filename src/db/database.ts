@@ -1,14 +1,14 @@
 // Opens the service's database: PostgreSQL through @prisma/adapter-pg when a URL is given, otherwise the
 // embedded PGlite kept in a directory. Both expose the same Prisma client and a single-connection session.
-import { mkdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
-import lockfile from 'proper-lockfile'
 import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
+import { lockDataDir, makePrivate, prepareDataDir } from './data-dir.js'
+import { listenPglite, listenPostgres, type Unsubscribe } from './notifications.js'
 import { pgliteSession, pgSession, type SqlSession } from './sql-session.js'
 
 export type DatabaseKind = 'postgres' | 'pglite'
@@ -24,6 +24,11 @@ export interface Database {
    * on every request. Writes of contacts, tags, tenants and keys go through Prisma.
    */
   query<Row>(name: string, sql: string, params: unknown[]): Promise<Row[]>
+  /**
+   * Subscribes to a notification channel (NOTIFY). `onChange` runs on each notification and whenever the
+   * subscription (re)starts, since notifications sent while it was down are lost.
+   */
+  listen(channel: string, onChange: () => void): Promise<Unsubscribe>
   /** Runs work on one dedicated connection (migrations need that for their lock). */
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>
   close(): Promise<void>
@@ -31,17 +36,19 @@ export interface Database {
 
 export type DatabaseOptions =
   | { url: string; poolSize: number; connectTimeoutMs?: number }
-  /** An embedded database kept in a directory, locked against a second process. */
-  | { dataDir: string }
+  /**
+   * An embedded database kept in a directory, locked against a second process. `onPrivate` hears how many files
+   * and folders had modes wider than the service's own and were made private (folders from older versions).
+   */
+  | { dataDir: string; onPrivate?: (changed: number) => void }
   /** An already open PGlite instance (tests load a migrated template into memory). */
   | { pglite: PGlite }
-
-export class DatabaseLockedError extends Error {}
 
 /** The one reading of the configuration shared by the server and the CLI: a URL wins over DATA_DIR. */
 export function databaseOptionsFrom(
   config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_SIZE' | 'DATA_DIR'> &
     Partial<Pick<Config, 'DATABASE_CONNECT_TIMEOUT_MS'>>,
+  onPrivate?: (changed: number) => void,
 ): DatabaseOptions {
   return config.DATABASE_URL
     ? {
@@ -49,13 +56,13 @@ export function databaseOptionsFrom(
         poolSize: config.DATABASE_POOL_SIZE,
         connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
       }
-    : { dataDir: config.DATA_DIR }
+    : { dataDir: config.DATA_DIR, onPrivate }
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if ('url' in options) return openPostgres(options.url, options.poolSize, options.connectTimeoutMs ?? 5000)
   if ('pglite' in options) return wrapPglite(options.pglite, async () => {})
-  return openPgliteDirectory(options.dataDir)
+  return openPgliteDirectory(options.dataDir, options.onPrivate ?? (() => {}))
 }
 
 function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
@@ -71,6 +78,7 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
       const result = await pool.query({ name, text: sql, values: params })
       return result.rows as Row[]
     },
+    listen: (channel, onChange) => listenPostgres(url, channel, onChange, connectTimeoutMs),
     async withSession(work) {
       const client = await pool.connect()
       try {
@@ -86,25 +94,18 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   }
 }
 
-async function openPgliteDirectory(dataDir: string): Promise<Database> {
+async function openPgliteDirectory(dataDir: string, onPrivate: (changed: number) => void): Promise<Database> {
   const dir = resolve(dataDir)
-  await mkdir(dir, { recursive: true })
+  await prepareDataDir(dir)
   // PGlite is a single-process database: a second process opening the same directory would corrupt it.
-  let release: () => Promise<void>
-  try {
-    release = await lockfile.lock(dir, {
-      lockfilePath: join(dir, 'rubrica.lock'),
-      stale: 15_000,
-      update: 5_000,
-      onCompromised: () => {},
-    })
-  } catch {
-    throw new DatabaseLockedError(
-      `The embedded database in ${dir} is in use by another rubrica process (the server?). ` +
-        'Stop it first, or use PostgreSQL (DATABASE_URL) to run the server and the CLI at the same time.',
-    )
+  const unlock = await lockDataDir(dir)
+  const release = async () => {
+    await makePrivate(dir)
+    await unlock()
   }
   try {
+    const changed = await makePrivate(dir)
+    if (changed > 0) onPrivate(changed)
     const client = await PGlite.create({ dataDir: join(dir, 'pgdata') })
     return wrapPglite(client, release)
   } catch (error) {
@@ -122,6 +123,7 @@ function wrapPglite(client: PGlite, release: () => Promise<void>): Database {
     async query<Row>(_name: string, sql: string, params: unknown[]) {
       return (await client.query<Row>(sql, params)).rows
     },
+    listen: (channel, onChange) => listenPglite(client, channel, onChange),
     withSession: (work) => work(pgliteSession(client)),
     async close() {
       await prisma.$disconnect()

@@ -5,6 +5,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { OperatorError } from '../operator-error.js'
 import type { SqlSession } from './sql-session.js'
 
 /** Works from src/db (tsx) and dist/db (compiled): both sit two levels below the project root. */
@@ -13,7 +14,7 @@ export const defaultMigrationsDir = fileURLToPath(new URL('../../prisma/migratio
 /** The advisory lock id Prisma's own engine takes, so ours and theirs also exclude each other. */
 const PRISMA_MIGRATE_LOCK_ID = 72707369
 
-export class MigrationError extends Error {}
+export class MigrationError extends OperatorError {}
 
 interface AppliedRow {
   migration_name: string
@@ -39,6 +40,23 @@ async function readMigrations(dir: string) {
       return { name, script: bytes.toString('utf8'), checksum: createHash('sha256').update(bytes).digest('hex') }
     }),
   )
+}
+
+/**
+ * The migrations of `dir` that the database has not applied, in order, without changing anything: a start on a
+ * database that is not up to date stops with a message instead of failing on its first request.
+ */
+export async function pendingMigrations(session: SqlSession, dir = defaultMigrationsDir): Promise<string[]> {
+  const names = (await readMigrations(dir)).map((migration) => migration.name)
+  const [table] = await session.query<{ found: string | null }>(
+    `SELECT to_regclass('"_prisma_migrations"')::text AS found`,
+  )
+  if (!table?.found) return names
+  const rows = await session.query<{ migration_name: string }>(
+    'SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+  )
+  const applied = new Set(rows.map((row) => row.migration_name))
+  return names.filter((name) => !applied.has(name))
 }
 
 export async function deployMigrations(session: SqlSession, dir = defaultMigrationsDir): Promise<DeployResult> {

@@ -1,6 +1,5 @@
 // The admin CLI run in-process (runCli) against a fresh test database, with captured output.
 import { createHash } from 'node:crypto'
-import { Redis } from 'ioredis'
 import t, { type Test } from 'tap'
 import { AUTH_CHANGES_CHANNEL } from '../../src/admin/announce.ts'
 import { createApiKey } from '../../src/admin/api-keys.ts'
@@ -10,10 +9,9 @@ import { seed } from '../../src/admin/seed.ts'
 import { setTenantStatus } from '../../src/admin/tenants.ts'
 import { KEY_PATTERN, type Scope } from '../../src/api-key.ts'
 import { type CliIo, runCli } from '../../src/cli/main.ts'
-import { DatabaseLockedError } from '../../src/db/database.ts'
+import { DatabaseLockedError } from '../../src/db/data-dir.ts'
 import type { Role, TenantStatus } from '../../src/generated/prisma/enums.ts'
 import { createTestDatabase } from '../database.ts'
-import { startRedis } from '../services.ts'
 
 const testDatabase = await createTestDatabase()
 t.teardown(() => testDatabase.close())
@@ -217,38 +215,40 @@ t.test('key create, list and revoke', async (t) => {
   t.equal(other.revokedAt, null, 'the other key is untouched')
 })
 
-t.test('revocations and tenant status changes are announced on Redis', async (t) => {
-  const redis = await startRedis()
-  // Stopped once, below or in teardown: a second stop of test/services.ts's Redis would wait forever.
-  let redisRunning = true
-  t.teardown(() => (redisRunning ? redis.stop() : undefined))
-  const subscriber = new Redis(redis.url)
-  t.teardown(() => subscriber.disconnect())
-  const messages: string[] = []
-  subscriber.on('message', (_channel: string, message: string) => messages.push(message))
-  await subscriber.subscribe(AUTH_CHANGES_CHANNEL)
+t.test('revocations and tenant status changes are announced on the database, with no Redis setting', async (t) => {
+  let announcements = 0
+  // The subscription's own start counts once: what follows it is what the CLI announced.
+  const unsubscribe = await database.listen(AUTH_CHANGES_CHANNEL, () => announcements++)
+  t.teardown(unsubscribe)
+  t.equal(announcements, 1, 'the start of the subscription')
 
   const tenant = await prisma.tenant.create({ data: { name: 'Annunci' } })
   const issued = await createApiKey(prisma, { tenantId: tenant.id, role: 'admin', scopes: ['contacts:read'] })
-  const env = { REDIS_URL: redis.url }
   for (const argv of [
     ['key', 'revoke', issued.id],
     ['key', 'revoke', issued.id],
     ['tenant', 'status', tenant.id, 'suspended'],
   ]) {
-    const run = await cli(argv, { env })
+    const run = await cli(argv)
     t.same([run.code, run.stderr], [0, ''], argv.join(' '))
   }
-  for (let waited = 0; messages.length < 2 && waited < 3000; waited += 50) {
+  for (let waited = 0; announcements < 3 && waited < 3000; waited += 50) {
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
-  t.same(messages, [`key ${issued.id} revoked`, `tenant ${tenant.id} suspended`], 'a repeated revocation is not')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  t.equal(announcements, 3, 'the revocation and the status change; a repeated revocation is not announced')
 
-  await redis.stop()
-  redisRunning = false
-  const unannounced = await cli(['tenant', 'status', tenant.id, 'active'], { env })
-  t.equal(unannounced.code, 0, 'Redis down: the change is still made')
-  t.match(unannounced.stderr, /^warning: could not announce the change on Redis; .* within AUTH_CACHE_TTL_MS/)
+  const failing = {
+    ...database,
+    close: async () => {},
+    query: async <Row>(name: string, sql: string, params: unknown[]): Promise<Row[]> => {
+      if (name === 'auth_changes_notify') throw new Error('connection lost')
+      return database.query<Row>(name, sql, params)
+    },
+  }
+  const unannounced = await cli(['tenant', 'status', tenant.id, 'active'], { openDatabase: async () => failing })
+  t.equal(unannounced.code, 0, 'the announcement failed: the change is still made')
+  t.match(unannounced.stderr, /^warning: could not announce the change; .* within AUTH_CACHE_TTL_MS/)
   t.equal(unannounced.stdout, `Tenant ${tenant.id} "Annunci" is now active.\n`)
   t.equal((await prisma.tenant.findUniqueOrThrow({ where: { id: tenant.id } })).status, 'active')
 })

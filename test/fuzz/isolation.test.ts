@@ -11,23 +11,24 @@ import t from 'tap'
 import type { Scope } from '../../src/api-key.ts'
 import type { Role } from '../../src/generated/prisma/enums.ts'
 import { addKey, build, createTenantWithKey } from '../helper.ts'
+import { commentRunParameters, holds, runs, Stats } from './run.ts'
 import {
+  type CheckedExchange,
   type Contact,
   type ContactPage,
-  checkResponse,
+  checkedRequest,
   EMAIL_STATUSES,
   type ErrorBody,
-  FUZZ_RUNS,
-  FUZZ_SEED,
-  holds,
+  fail,
+  LIST,
+  type NotFoundReference,
+  type RequestOptions,
+  referenceNotFound,
   rowToContact,
-  runs,
   STAGES,
-  Stats,
   snapshot,
 } from './support.ts'
 
-const LIST = '/api/v1/contacts'
 const TENANTS = 3
 /** Each tenant's tags; a name of another tenant (or of none) is unknown to it. */
 const TENANT_TAGS = [['vip', 'news'], ['vip', 'segreto'], []]
@@ -51,7 +52,7 @@ interface RealTenant {
 interface Real {
   app: FastifyInstance
   tenants: RealTenant[]
-  notFound: { body: string; type: unknown }
+  notFound: NotFoundReference
   stats: Stats
   /** Contacts of a tenant outside the model. */
   strangers: string[]
@@ -64,26 +65,9 @@ interface Model {
 
 type Target = { kind: 'own' | 'foreign' | 'random'; pick: number; upper: boolean; random: string }
 
-function fail(message: string): never {
-  throw new Error(message)
-}
-
-async function call(
-  r: Real,
-  tenant: number,
-  key: KeyName,
-  name: string,
-  options: { method: 'GET' | 'POST' | 'PATCH'; url: string; payload?: object },
-): Promise<{ res: LightMyRequestResponse; body: unknown; where: string }> {
+function call(r: Real, tenant: number, key: KeyName, name: string, options: RequestOptions): Promise<CheckedExchange> {
   const realTenant = r.tenants[tenant] ?? fail(`no tenant ${tenant}`)
-  const res = await r.app.inject({
-    ...options,
-    headers: { authorization: `Bearer ${realTenant.keys[key]}` },
-  })
-  r.stats.count(name, res.statusCode)
-  const where = `${options.method} ${options.url} as t${tenant}/${key} ${options.payload ? JSON.stringify(options.payload) : ''}`
-  const shape = options.method === 'GET' && !options.url.startsWith(`${LIST}/`) ? 'page' : 'contact'
-  return { res, body: checkResponse(res, shape, where), where }
+  return checkedRequest(r.app, r.stats, name, realTenant.keys[key], options, `t${tenant}/${key}`)
 }
 
 function expectStatus(res: LightMyRequestResponse, body: unknown, status: number, code: string | null, where: string) {
@@ -101,11 +85,7 @@ function refusal(key: KeyName, access: 'read' | 'write'): { status: number; code
   return null
 }
 
-function checkRefusal(
-  key: KeyName,
-  access: 'read' | 'write',
-  x: { res: LightMyRequestResponse; body: unknown; where: string },
-) {
+function checkRefusal(key: KeyName, access: 'read' | 'write', x: CheckedExchange) {
   const refused = refusal(key, access)
   if (!refused) return false
   expectStatus(x.res, x.body, refused.status, refused.code, x.where)
@@ -134,13 +114,22 @@ function expectNotFound(r: Real, x: { res: LightMyRequestResponse; where: string
   }
 }
 
-class Create implements fc.AsyncCommand<Model, Real> {
+/** Every command may run in any state: the model decides what its answer must be. */
+abstract class Command implements fc.AsyncCommand<Model, Real> {
+  check() {
+    return true
+  }
+  abstract run(m: Model, r: Real): Promise<void>
+}
+
+class Create extends Command {
   constructor(
     readonly tenant: number,
     readonly key: KeyName,
     readonly payload: { email: string; firstName?: string; lastName?: string; tags?: string[] },
-  ) {}
-  check = () => true
+  ) {
+    super()
+  }
   async run(m: Model, r: Real) {
     const x = await call(r, this.tenant, this.key, 'POST /contacts', {
       method: 'POST',
@@ -190,48 +179,69 @@ class Create implements fc.AsyncCommand<Model, Real> {
     }
     contacts.set(contact.id, contact)
   }
-  toString() {
+  override toString() {
     return `create(t${this.tenant}, ${this.key}, ${JSON.stringify(this.payload)})`
-  }
-}
-
-class Get implements fc.AsyncCommand<Model, Real> {
-  constructor(
-    readonly tenant: number,
-    readonly key: KeyName,
-    readonly target: Target,
-  ) {}
-  check = () => true
-  async run(m: Model, r: Real) {
-    const { id, owner, url } = resolve(m, r, this.tenant, this.target)
-    const x = await call(r, this.tenant, this.key, 'GET /contacts/:id', { method: 'GET', url })
-    if (checkRefusal(this.key, 'read', x)) return
-    if (owner !== this.tenant) return expectNotFound(r, x)
-    expectStatus(x.res, x.body, 200, null, x.where)
-    const stored = m.tenants[this.tenant]?.get(id)
-    if (!isDeepStrictEqual(x.body, stored)) fail(`${x.where}: ${x.res.body} instead of ${JSON.stringify(stored)}`)
-  }
-  toString() {
-    return `get(t${this.tenant}, ${this.key}, ${JSON.stringify(this.target)})`
   }
 }
 
 type Patch = Partial<Pick<Contact, 'firstName' | 'lastName' | 'emailStatus' | 'stage' | 'consentType'>>
 
-class Update implements fc.AsyncCommand<Model, Real> {
+/** A read or a PATCH of one id: the tenant's own, another tenant's or one that exists nowhere. */
+abstract class OnTarget extends Command {
   constructor(
     readonly tenant: number,
     readonly key: KeyName,
     readonly target: Target,
-    readonly patch: Patch,
-  ) {}
-  check = () => true
-  async run(m: Model, r: Real) {
+  ) {
+    super()
+  }
+
+  /**
+   * Sends the request and checks the answers decided before the body: the key's refusal, or the reference 404
+   * for an id not the tenant's (null then); otherwise it must be a 200, and the id and exchange are returned.
+   */
+  protected async send(m: Model, r: Real, patch?: Patch): Promise<{ id: string; x: CheckedExchange } | null> {
     const { id, owner, url } = resolve(m, r, this.tenant, this.target)
-    const x = await call(r, this.tenant, this.key, 'PATCH /contacts/:id', { method: 'PATCH', url, payload: this.patch })
-    if (checkRefusal(this.key, 'write', x)) return
-    if (owner !== this.tenant) return expectNotFound(r, x)
+    const x =
+      patch === undefined
+        ? await call(r, this.tenant, this.key, 'GET /contacts/:id', { method: 'GET', url })
+        : await call(r, this.tenant, this.key, 'PATCH /contacts/:id', { method: 'PATCH', url, payload: patch })
+    if (checkRefusal(this.key, patch === undefined ? 'read' : 'write', x)) return null
+    if (owner !== this.tenant) {
+      expectNotFound(r, x)
+      return null
+    }
     expectStatus(x.res, x.body, 200, null, x.where)
+    return { id, x }
+  }
+}
+
+class Get extends OnTarget {
+  async run(m: Model, r: Real) {
+    const sent = await this.send(m, r)
+    if (!sent) return
+    const { id, x } = sent
+    const stored = m.tenants[this.tenant]?.get(id)
+    if (!isDeepStrictEqual(x.body, stored)) fail(`${x.where}: ${x.res.body} instead of ${JSON.stringify(stored)}`)
+  }
+  override toString() {
+    return `get(t${this.tenant}, ${this.key}, ${JSON.stringify(this.target)})`
+  }
+}
+
+class Update extends OnTarget {
+  constructor(
+    tenant: number,
+    key: KeyName,
+    target: Target,
+    readonly patch: Patch,
+  ) {
+    super(tenant, key, target)
+  }
+  async run(m: Model, r: Real) {
+    const sent = await this.send(m, r, this.patch)
+    if (!sent) return
+    const { id, x } = sent
     const contacts = m.tenants[this.tenant] ?? fail('tenant')
     const before = contacts.get(id) ?? fail('model')
     const contact = x.body as Contact
@@ -243,21 +253,22 @@ class Update implements fc.AsyncCommand<Model, Real> {
     if (!isDeepStrictEqual(contact, wanted)) fail(`${x.where}: ${x.res.body} instead of ${JSON.stringify(wanted)}`)
     contacts.set(id, contact)
   }
-  toString() {
+  override toString() {
     return `patch(t${this.tenant}, ${this.key}, ${JSON.stringify(this.target)}, ${JSON.stringify(this.patch)})`
   }
 }
 
 type Filters = { stage?: string; emailStatus?: string; includeArchived?: boolean }
 
-class Walk implements fc.AsyncCommand<Model, Real> {
+class Walk extends Command {
   constructor(
     readonly tenant: number,
     readonly key: KeyName,
     readonly filters: Filters,
     readonly limit: number,
-  ) {}
-  check = () => true
+  ) {
+    super()
+  }
   async run(m: Model, r: Real) {
     const wanted = [...(m.tenants[this.tenant]?.values() ?? [])]
       .filter((c) => this.filters.includeArchived || c.archivedAt === null)
@@ -288,19 +299,20 @@ class Walk implements fc.AsyncCommand<Model, Real> {
       )
     }
   }
-  toString() {
+  override toString() {
     return `walk(t${this.tenant}, ${this.key}, ${JSON.stringify(this.filters)}, limit ${this.limit})`
   }
 }
 
 /** An operator archives or restores a contact (what `npx rubrica contact archive|unarchive` does). */
-class Archive implements fc.AsyncCommand<Model, Real> {
+class Archive extends Command {
   constructor(
     readonly tenant: number,
     readonly pick: number,
     readonly archived: boolean,
-  ) {}
-  check = () => true
+  ) {
+    super()
+  }
   async run(m: Model, r: Real) {
     const contacts = m.tenants[this.tenant] ?? fail('tenant')
     const list = [...contacts.values()]
@@ -320,7 +332,7 @@ class Archive implements fc.AsyncCommand<Model, Real> {
       updatedAt: row.updatedAt.toISOString(),
     })
   }
-  toString() {
+  override toString() {
     return `${this.archived ? 'archive' : 'unarchive'}(t${this.tenant}, #${this.pick})`
   }
 }
@@ -389,17 +401,12 @@ const commands = fc.commands(
 )
 
 t.test('tenant isolation: the API agrees with a model of three separate tenants', async (t) => {
-  t.comment(`FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}`)
+  commentRunParameters(t)
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000000000' })
   const stats = new Stats()
   const probe = await createTenantWithKey(app, { name: 'Sonda' })
-  const absent = await app.inject({
-    method: 'GET',
-    url: `${LIST}/6f1d2c3b-4a59-4e68-8c7b-0a1b2c3d4e5f`,
-    headers: { authorization: `Bearer ${probe.key}` },
-  })
-  t.equal(absent.statusCode, 404, 'reference 404')
-  const notFound = { body: absent.body, type: absent.headers['content-type'] }
+  const notFound = await referenceNotFound(app, probe.key)
+  t.equal(notFound.status, 404, 'reference 404')
   let sequences = 0
 
   // Three tenants with a key of every kind, emptied before each sequence so that the model starts empty.

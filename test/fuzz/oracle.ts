@@ -39,6 +39,9 @@ export interface KeyInfo {
   scopes: string[]
 }
 
+// independent oracle: the README's "Bearer <key>, scheme word in any case, key svc_ + 48 hex characters", written
+// out here rather than imported from src/api-key.ts (BEARER, KEY_PATTERN), whose reading of the header is what the
+// fuzzing checks.
 const BEARER = /^bearer +(\S+) *$/i
 const KEY = /^svc_[0-9a-fA-F]{48}$/
 
@@ -81,6 +84,14 @@ export function authOutcome(header: string | undefined, keys: Map<string, KeyInf
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Path ids
+
+// independent oracle: README "Not found": an id that is not a plain 36-character UUID (in any case) is answered
+// like an absent one; written out here rather than imported from src/schemas/common.ts (UUID), whose reading of
+// path ids is what the fuzzing checks.
+export const PLAIN_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+// ---------------------------------------------------------------------------------------------------------------
 // Text fields
 
 const segmenter = new Intl.Segmenter('it', { granularity: 'grapheme' })
@@ -93,17 +104,19 @@ function graphemes(value: string, limit: number): number {
 }
 
 /**
- * "n to m characters, no control characters". Characters are counted three ways (UTF-16 units, code points,
- * graphemes); when the counts disagree about the limit, the README does not decide and the verdict is unsure.
+ * "n to m characters, no control characters, no format characters, no line or paragraph separators", and for
+ * names and the legal basis ("visible") not only white space. Characters are counted three ways (UTF-16 units,
+ * code points, graphemes); when the counts disagree about the limit, the README does not decide: unsure.
  */
-export function textVerdict(value: unknown, min: number, max: number): Verdict {
+export function textVerdict(value: unknown, min: number, max: number, visible = false): Verdict {
   if (typeof value !== 'string') return 'invalid'
-  // Control characters: C0, DEL and C1 (Unicode category Cc); lone surrogates are not text at all (Cs).
-  if (/[\p{Cc}\p{Cs}]/u.test(value)) return 'invalid'
+  // Control characters: C0, DEL and C1 (Cc); lone surrogates are not text at all (Cs); format characters (Cf,
+  // U+FEFF among them); line and paragraph separators (Zl, Zp).
+  if (/[\p{Cc}\p{Cs}\p{Cf}\p{Zl}\p{Zp}]/u.test(value)) return 'invalid'
+  if (visible && /^\s*$/u.test(value)) return 'invalid'
   const counts = [value.length, [...value].length, graphemes(value, max + 1)]
   const inside = counts.map((n) => n >= min && n <= max)
-  // U+FEFF (a byte order mark in the middle of text) is no control character, but refusing it is fair.
-  if (inside.every(Boolean)) return value.includes('\ufeff') ? 'unsure' : 'valid'
+  if (inside.every(Boolean)) return 'valid'
   if (!inside.some(Boolean)) return 'invalid'
   return 'unsure'
 }
@@ -122,11 +135,12 @@ export function emailVerdict(value: unknown): Verdict {
   return 'unsure'
 }
 
-/** "3 to 32 characters: digits, spaces, a leading +, ., -, parentheses". */
+/** "3 to 32 characters: digits, spaces, a leading +, ., -, parentheses; at least 3 digits". */
 export function phoneVerdict(value: unknown): Verdict {
   if (typeof value !== 'string') return 'invalid'
   const length = [...value].length
-  if (/^\+?[0-9 ().-]+$/.test(value)) return length >= 3 && length <= 32 ? 'valid' : 'invalid'
+  const digits = value.replace(/[^0-9]/g, '').length
+  if (/^\+?[0-9 ().-]+$/.test(value)) return length >= 3 && length <= 32 && digits >= 3 ? 'valid' : 'invalid'
   // Digits of other scripts might be read as "digits"; anything else is not allowed.
   if (/^\+?[\p{Nd} ().-]+$/u.test(value)) return length > 32 || length < 3 ? 'invalid' : 'unsure'
   return 'invalid'
@@ -176,12 +190,15 @@ export function parseBody(text: string): ParsedBody {
   }
 }
 
-export type ContentTypeClass = 'json' | 'text' | 'not-json' | 'unsure' | 'absent'
+export type ContentTypeClass = 'json' | 'json-other-charset' | 'text' | 'not-json' | 'unsure' | 'absent'
 
-/** README: JSON in; "missing or non-JSON content type" is invalid_body. */
+/** README: JSON in UTF-8; another charset is unsupported_media_type; "missing or non-JSON content type" is invalid_body. */
 export function contentTypeClass(value: string | undefined): ContentTypeClass {
   if (value === undefined) return 'absent'
   if (/^application\/json *(; *charset=utf-8)?$/.test(value)) return 'json'
+  if (/^application\/json *; *charset=[a-z0-9-]+$/i.test(value) && !/charset=utf-?8$/i.test(value)) {
+    return 'json-other-charset'
+  }
   // Read as a string, which is then not an object: invalid_body at validation.
   if (/^text\/plain *(; *charset=utf-8)?$/.test(value)) return 'text'
   if (/^(application\/x-www-form-urlencoded|multipart\/form-data|application\/xml|image\/png)\b/.test(value)) {
@@ -199,6 +216,7 @@ export const ANY_WRITE: Outcome[] = [
   { status: 404, code: 'not_found' },
   { status: 409, code: 'conflict' },
   { status: 413, code: 'payload_too_large' },
+  { status: 415, code: 'unsupported_media_type' },
 ]
 
 export type ParseResult = { stage: 'parse'; expectation: Expectation } | { stage: 'parsed'; value: unknown }
@@ -220,6 +238,9 @@ export function parseStep(contentType: string | undefined, payload: string | und
   }
   if (kind === 'not-json') return decided(only(`content type ${contentType}`, { status: 400, code: 'invalid_body' }))
   if (size > ctx.bodyLimit) return decided(only(`${size} bytes`, { status: 413, code: 'payload_too_large' }))
+  if (kind === 'json-other-charset') {
+    return decided(only(`content type ${contentType}`, { status: 415, code: 'unsupported_media_type' }))
+  }
   if (kind === 'text') return { stage: 'parsed', value: payload ?? '' }
   if (empty) return decided(only('empty JSON body', { status: 400, code: 'invalid_body' }))
   // A byte order mark may or may not be skipped by the parser.
@@ -262,8 +283,8 @@ export function createVerdicts(value: unknown, ctx: BodyContext) {
     if (!CREATE_FIELDS.includes(key)) fields.set(key, 'invalid')
     else if (key === 'email') fields.set(key, emailVerdict(v))
     else if (key === 'phone') fields.set(key, phoneVerdict(v))
-    else if (key === 'firstName' || key === 'lastName') fields.set(key, textVerdict(v, 1, 100))
-    else if (key === 'consentType') fields.set(key, textVerdict(v, 1, 64))
+    else if (key === 'firstName' || key === 'lastName') fields.set(key, textVerdict(v, 1, 100, true))
+    else if (key === 'consentType') fields.set(key, textVerdict(v, 1, 64, true))
     else {
       const tags = tagsVerdict(v, ctx)
       fields.set(key, tags.verdict)
@@ -278,8 +299,9 @@ export function updateVerdicts(value: unknown) {
   if (!isRecord(value)) return { root: 'invalid' as Verdict, fields }
   for (const [key, v] of Object.entries(value)) {
     if (!UPDATE_FIELDS.includes(key)) fields.set(key, 'invalid')
-    else if (key === 'firstName' || key === 'lastName') fields.set(key, v === null ? 'valid' : textVerdict(v, 1, 100))
-    else if (key === 'consentType') fields.set(key, textVerdict(v, 1, 64))
+    else if (key === 'firstName' || key === 'lastName') {
+      fields.set(key, v === null ? 'valid' : textVerdict(v, 1, 100, true))
+    } else if (key === 'consentType') fields.set(key, textVerdict(v, 1, 64, true))
     else fields.set(key, enumVerdict(v, key === 'stage' ? STAGES : EMAIL_STATUSES))
   }
   return { root: 'valid' as Verdict, fields }

@@ -5,48 +5,20 @@
 // FUZZ_SEED and FUZZ_RUNS set the seed and the number of cases (see docs/RELIABILITY.md).
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
-import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { build, createTenantWithKey } from '../helper.ts'
-import {
-  type Contact,
-  type ContactPage,
-  checkResponse,
-  EMAIL_STATUSES,
-  type ErrorBody,
-  FUZZ_RUNS,
-  FUZZ_SEED,
-  holds,
-  runs,
-  STAGES,
-  Stats,
-} from './support.ts'
-
-const LIST = '/api/v1/contacts'
-
-function fail(message: string): never {
-  throw new Error(message)
-}
+import { commentRunParameters, holds, runs, Stats } from './run.ts'
+import type { Contact, ContactPage, ErrorBody, RequestOptions } from './support.ts'
+import { checkedRequest, EMAIL_STATUSES, fail, LIST, STAGES } from './support.ts'
 
 t.test('races', async (t) => {
-  t.comment(`FUZZ_SEED=${FUZZ_SEED} FUZZ_RUNS=${FUZZ_RUNS}`)
+  commentRunParameters(t)
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000000000' })
   const stats = new Stats()
   const { key, tenantId } = await createTenantWithKey(app, { name: 'Gara', role: 'admin' })
   let run = 0
 
-  const send = async (
-    name: string,
-    options: { method: 'GET' | 'POST' | 'PATCH'; url: string; payload?: object },
-    as = key,
-    target: FastifyInstance = app,
-  ) => {
-    const res = await target.inject({ ...options, headers: { authorization: `Bearer ${as}` } })
-    stats.count(name, res.statusCode)
-    const where = `${options.method} ${options.url} ${JSON.stringify(options.payload ?? '')}`
-    const shape = options.method === 'GET' && options.url.startsWith(`${LIST}?`) ? 'page' : 'contact'
-    return { res, body: checkResponse(res, shape, where), where }
-  }
+  const send = (name: string, options: RequestOptions, as = key) => checkedRequest(app, stats, name, as, options)
 
   await t.test('concurrent creates of one email in varied case: one 201, the rest 409 naming it', async (t) => {
     const property = fc.asyncProperty(

@@ -3,9 +3,10 @@
 // REQUEST_TIMEOUT_MS=2000 the server must cut the slow ones off within those limits (plus a little slack), answer
 // the oversized header with 431 or a closed connection, and keep answering a normal client promptly throughout.
 // Every wait is bounded: a connection still open past its deadline fails the test and is destroyed.
-import { connect, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import t from 'tap'
 import { build, createTenantWithKey } from '../helper.ts'
+import { closedWithin, listen, open, sleep, trickle } from './sockets.ts'
 
 const HEADERS_TIMEOUT_MS = 1000
 const REQUEST_TIMEOUT_MS = 2000
@@ -14,52 +15,6 @@ const SLACK_MS = 1500
 /** Give up on a connection after this long in any case. */
 const GIVE_UP_MS = 6000
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-interface Connection {
-  socket: Socket
-  openedAt: number
-  /** Resolves with the milliseconds from opening to the server closing the connection. */
-  closed: Promise<number>
-  received(): string
-}
-
-async function open(port: number, sockets: Set<Socket>): Promise<Connection> {
-  const socket = connect(port, '127.0.0.1')
-  sockets.add(socket)
-  const chunks: Buffer[] = []
-  socket.on('data', (chunk) => chunks.push(chunk))
-  // Resets and write-after-close errors are how a cut-off looks from here; 'close' follows them.
-  socket.on('error', () => {})
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve)
-    socket.once('error', reject)
-  })
-  const openedAt = Date.now()
-  const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now() - openedAt)))
-  return { socket, openedAt, closed, received: () => Buffer.concat(chunks).toString('latin1') }
-}
-
-/** Writes `text` one byte every `everyMs` until it is all sent or the connection is gone. */
-function trickle(connection: Connection, text: string, everyMs: number): () => void {
-  let i = 0
-  const timer = setInterval(() => {
-    const { socket } = connection
-    if (i >= text.length || socket.destroyed || !socket.writable) {
-      clearInterval(timer)
-      return
-    }
-    socket.write(text[i++] ?? '')
-  }, everyMs)
-  return () => clearInterval(timer)
-}
-
-/** The connection's close time, or null when it is still open after `ms`. */
-async function closedWithin(connection: Connection, ms: number): Promise<number | null> {
-  const remaining = Math.max(0, ms - (Date.now() - connection.openedAt))
-  return Promise.race([connection.closed, sleep(remaining).then(() => null)])
-}
-
 t.test('slow and abusive clients are cut off; normal clients are served meanwhile', async (t) => {
   const { app } = await build(t, {
     HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS),
@@ -67,9 +22,7 @@ t.test('slow and abusive clients are cut off; normal clients are served meanwhil
     RATE_LIMIT_MAX: '1000000',
   })
   const { key } = await createTenantWithKey(app)
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const address = app.server.address()
-  const port = typeof address === 'object' && address ? address.port : 0
+  const port = await listen(app)
   const base = `http://127.0.0.1:${port}`
   const sockets = new Set<Socket>()
   // Whatever happens, no socket of ours outlives the test (app.close() would otherwise wait for them).

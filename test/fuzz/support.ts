@@ -1,102 +1,22 @@
-// Shared by the fuzz suites: run parameters (FUZZ_SEED, FUZZ_RUNS), the checks every response must pass (the
-// documented Contact and list shapes, the Italian error envelope), database snapshots and per-endpoint counters.
-// Not a test file itself (no `.test.` in the name), so tap does not run it.
-import { appendFileSync } from 'node:fs'
-import fc from 'fast-check'
-import type { LightMyRequestResponse } from 'fastify'
-import type { Test } from 'tap'
+// Shared by the fuzz suites and the regression tests: the checks every response must pass (the documented Contact
+// and list shapes, the Italian error envelope), requests held to them, database snapshots and the prototype check.
+// How properties run and report is in ./run.ts. Not a test file (no `.test.` in the name): tap does not run it.
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { ERROR_CODES, type ErrorCode } from '../../src/errors.ts'
 import type { PrismaClient } from '../../src/generated/prisma/client.ts'
+import { UUID } from '../../src/schemas/common.ts'
+import type { Stats } from './run.ts'
 
-// ---------------------------------------------------------------------------------------------------------------
-// Run parameters
+export const LIST = '/api/v1/contacts'
 
-function parseInteger(name: string, fallback: number, min: number): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw.trim() === '') return fallback
-  const value = Number(raw)
-  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got ${raw}`)
-  return value
-}
-
-/** The seed of every property in this process: FUZZ_SEED when set, otherwise a fresh one (always printed). */
-export const FUZZ_SEED = parseInteger(
-  'FUZZ_SEED',
-  (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0,
-  -(2 ** 31),
-)
-/** The base number of generated cases; each property scales it (see runs()). Small by default for `npm test`. */
-export const FUZZ_RUNS = parseInteger('FUZZ_RUNS', 30, 1)
-
-/** FUZZ_RUNS scaled for one property, at least `min`. */
-export function runs(scale: number, min = 1): number {
-  return Math.max(min, Math.round(FUZZ_RUNS * scale))
-}
-
-type Reporter = Pick<Test, 'comment' | 'pass' | 'fail'>
-
-/**
- * Runs a property with the suite's seed and reports it to tap: one passing assertion, or one failure carrying
- * fast-check's report (seed, replay path, shrunk counterexample and the error it raised).
- */
-export async function holds<Ts>(
-  t: Reporter,
-  name: string,
-  property: fc.IAsyncPropertyWithHooks<Ts> | fc.IAsyncProperty<Ts>,
-  numRuns: number,
-): Promise<void> {
-  const details = await fc.check(property, {
-    seed: FUZZ_SEED,
-    numRuns,
-    verbose: 0,
-    endOnFailure: false,
-    includeErrorInReport: true,
-  })
-  t.comment(`${name}: ${details.numRuns} cases (${details.numShrinks} shrinks), seed ${details.seed}`)
-  if (details.failed) {
-    const report = (await fc.asyncDefaultReportMessage(details)) ?? 'property failed'
-    t.fail(`${name}: property failed; replay with FUZZ_SEED=${details.seed} FUZZ_RUNS=${FUZZ_RUNS}`, {
-      seed: details.seed,
-      path: details.counterexamplePath,
-      counterexample: fc.stringify(details.counterexample),
-      error: details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance),
-      report,
-    })
-  } else {
-    t.pass(`${name}: ${details.numRuns} cases hold (seed ${details.seed})`)
-  }
+/** Throws: for the checks inside properties, where a thrown error is the failure fast-check shrinks. */
+export function fail(message: string): never {
+  throw new Error(message)
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Counters: how many cases each endpoint got, by status. Printed as a tap comment and, when FUZZ_STATS_FILE is
-// set (scripts/fuzz.ts sets it), appended there as one JSON line per suite.
-
-export class Stats {
-  readonly counts: Record<string, Record<string, number>> = {}
-
-  count(endpoint: string, status: number | string): void {
-    const byStatus = this.counts[endpoint] ?? {}
-    this.counts[endpoint] = byStatus
-    byStatus[String(status)] = (byStatus[String(status)] ?? 0) + 1
-  }
-
-  total(endpoint: string): number {
-    return Object.values(this.counts[endpoint] ?? {}).reduce((a, b) => a + b, 0)
-  }
-
-  report(t: Reporter, suite: string): void {
-    for (const endpoint of Object.keys(this.counts).sort()) {
-      t.comment(`${suite} ${endpoint}: ${this.total(endpoint)} requests ${JSON.stringify(this.counts[endpoint])}`)
-    }
-    const file = process.env.FUZZ_STATS_FILE
-    if (file) {
-      appendFileSync(file, `${JSON.stringify({ suite, seed: FUZZ_SEED, runs: FUZZ_RUNS, counts: this.counts })}\n`)
-    }
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The documented shapes (README "Contact", "Errors"; spec enumerations), written out independently of src/.
+// The documented shapes (README "Contact", "Errors"; spec enumerations), written out independently of src/ (only
+// the list of error codes and the UUID pattern are src/'s own).
 
 export const EMAIL_STATUSES = ['active', 'unsubscribed', 'bounced', 'complained', 'suppressed', 'pending_review']
 export const STAGES = ['lead', 'prospect', 'customer', 'ex_customer']
@@ -116,11 +36,13 @@ export const CONTACT_FIELDS = [
   'tags',
   'updatedAt',
 ]
-const ISO_MS_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+export const ISO_MS_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+/** An id as the server writes it: src/schemas/common.ts's plain UUID, lower case only (requests may use any case). */
+export const LOWERCASE_UUID = new RegExp(UUID.source)
 
 /** The HTTP status each error code is documented with. */
 export const STATUS_OF: Record<ErrorCode, number> = {
+  bad_request: 400,
   invalid_body: 400,
   invalid_query: 400,
   unknown_tag: 400,
@@ -132,9 +54,14 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   insufficient_role: 403,
   tenant_suspended: 403,
   not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
+  expectation_failed: 417,
   rate_limit_exceeded: 429,
+  headers_too_large: 431,
   internal: 500,
   service_unavailable: 503,
 }
@@ -180,26 +107,26 @@ function sameKeys(value: Record<string, unknown>, keys: readonly string[]): bool
 
 /** Throws unless `value` is exactly a documented Contact. */
 export function assertContact(value: unknown, where = 'contact'): asserts value is Contact {
-  const fail = (why: string): never => {
+  const invalid = (why: string): never => {
     throw new Error(`${where} is not a valid Contact (${why}): ${JSON.stringify(value)}`)
   }
-  if (!isRecord(value)) return fail('not an object')
-  if (!sameKeys(value, CONTACT_FIELDS)) return fail(`fields ${Object.keys(value).sort().join(',')}`)
-  if (typeof value.id !== 'string' || !UUID.test(value.id)) fail('id')
+  if (!isRecord(value)) return invalid('not an object')
+  if (!sameKeys(value, CONTACT_FIELDS)) return invalid(`fields ${Object.keys(value).sort().join(',')}`)
+  if (typeof value.id !== 'string' || !LOWERCASE_UUID.test(value.id)) invalid('id')
   for (const field of ['email', 'firstName', 'lastName', 'phone']) {
-    if (value[field] !== null && typeof value[field] !== 'string') fail(field)
+    if (value[field] !== null && typeof value[field] !== 'string') invalid(field)
   }
-  if (typeof value.emailStatus !== 'string' || !EMAIL_STATUSES.includes(value.emailStatus)) fail('emailStatus')
-  if (typeof value.stage !== 'string' || !STAGES.includes(value.stage)) fail('stage')
-  if (typeof value.source !== 'string') fail('source')
-  if (typeof value.consentType !== 'string') fail('consentType')
+  if (typeof value.emailStatus !== 'string' || !EMAIL_STATUSES.includes(value.emailStatus)) invalid('emailStatus')
+  if (typeof value.stage !== 'string' || !STAGES.includes(value.stage)) invalid('stage')
+  if (typeof value.source !== 'string') invalid('source')
+  if (typeof value.consentType !== 'string') invalid('consentType')
   const tags = value.tags
-  if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) return fail('tags')
+  if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) return invalid('tags')
   const sorted = [...new Set(tags as string[])].sort()
-  if (JSON.stringify(sorted) !== JSON.stringify(tags)) fail('tags not sorted and unique')
-  if (value.archivedAt !== null && !isTimestamp(value.archivedAt)) fail('archivedAt')
-  for (const field of ['acquiredAt', 'createdAt', 'updatedAt']) if (!isTimestamp(value[field])) fail(field)
-  if (String(value.updatedAt) < String(value.createdAt)) fail('updatedAt before createdAt')
+  if (JSON.stringify(sorted) !== JSON.stringify(tags)) invalid('tags not sorted and unique')
+  if (value.archivedAt !== null && !isTimestamp(value.archivedAt)) invalid('archivedAt')
+  for (const field of ['acquiredAt', 'createdAt', 'updatedAt']) if (!isTimestamp(value[field])) invalid(field)
+  if (String(value.updatedAt) < String(value.createdAt)) invalid('updatedAt before createdAt')
 }
 
 /** Throws unless `value` is exactly {data: Contact[], next}, newest first, with next = last createdAt or null. */
@@ -253,26 +180,27 @@ export function messageProblems(message: string): string[] {
 
 /** Throws unless `value` is the error envelope with a documented code matching `status` and an Italian message. */
 export function assertEnvelope(value: unknown, status: number, where = 'error'): asserts value is ErrorBody {
-  const fail = (why: string): never => {
+  const invalid = (why: string): never => {
     throw new Error(`${where}: ${status} body is not a valid error envelope (${why}): ${JSON.stringify(value)}`)
   }
-  if (!isRecord(value) || !sameKeys(value, ['error']) || !isRecord(value.error)) return fail('shape')
+  if (!isRecord(value) || !sameKeys(value, ['error']) || !isRecord(value.error)) return invalid('shape')
   const error = value.error
   const code = error.code
-  if (typeof code !== 'string' || !(ERROR_CODES as readonly string[]).includes(code)) return fail('unknown code')
-  if (STATUS_OF[code as ErrorCode] !== status) fail(`code ${code} is documented with ${STATUS_OF[code as ErrorCode]}`)
-  if (typeof error.message !== 'string') return fail('message is not a string')
+  if (typeof code !== 'string' || !(ERROR_CODES as readonly string[]).includes(code)) return invalid('unknown code')
+  if (STATUS_OF[code as ErrorCode] !== status)
+    invalid(`code ${code} is documented with ${STATUS_OF[code as ErrorCode]}`)
+  if (typeof error.message !== 'string') return invalid('message is not a string')
   const problems = messageProblems(error.message)
-  if (problems.length > 0) fail(`message: ${problems.join(', ')}`)
+  if (problems.length > 0) invalid(`message: ${problems.join(', ')}`)
   if (code === 'conflict') {
     const existing = error.existing
-    if (!sameKeys(error, ['code', 'message', 'existing']) || !isRecord(existing)) return fail('conflict shape')
-    if (!sameKeys(existing, ['id', 'status']) || typeof existing.id !== 'string' || !UUID.test(existing.id)) {
-      fail('existing.id')
+    if (!sameKeys(error, ['code', 'message', 'existing']) || !isRecord(existing)) return invalid('conflict shape')
+    if (!sameKeys(existing, ['id', 'status']) || typeof existing.id !== 'string' || !LOWERCASE_UUID.test(existing.id)) {
+      invalid('existing.id')
     }
-    if (typeof existing.status !== 'string' || !EMAIL_STATUSES.includes(existing.status)) fail('existing.status')
+    if (typeof existing.status !== 'string' || !EMAIL_STATUSES.includes(existing.status)) invalid('existing.status')
   } else if (!sameKeys(error, ['code', 'message'])) {
-    fail('extra members')
+    invalid('extra members')
   }
 }
 
@@ -299,6 +227,59 @@ export function checkResponse(res: LightMyRequestResponse, expected: Expected, w
     assertEnvelope(body, res.statusCode, where)
   }
   return body
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests
+
+/** The 404 of an id that exists nowhere: every other 404 must be this one, byte for byte. */
+export interface NotFoundReference {
+  status: number
+  body: string
+  type: unknown
+}
+
+export async function referenceNotFound(app: FastifyInstance, key: string): Promise<NotFoundReference> {
+  const res = await app.inject({
+    method: 'GET',
+    url: `${LIST}/6f1d2c3b-4a59-4e68-8c7b-0a1b2c3d4e5f`,
+    headers: { authorization: `Bearer ${key}` },
+  })
+  return { status: res.statusCode, body: res.body, type: res.headers['content-type'] }
+}
+
+export interface RequestOptions {
+  method: 'GET' | 'POST' | 'PATCH'
+  url: string
+  payload?: object
+}
+
+export interface CheckedExchange {
+  res: LightMyRequestResponse
+  /** The parsed body, already checked by checkResponse. */
+  body: unknown
+  /** The request, for failure messages. */
+  where: string
+}
+
+/**
+ * A request with `key` as Bearer token, counted in `stats` under `endpoint` and held to checkResponse's invariants
+ * (a GET without an id is a list page). `who` names the requester in failure messages.
+ */
+export async function checkedRequest(
+  app: FastifyInstance,
+  stats: Stats,
+  endpoint: string,
+  key: string,
+  options: RequestOptions,
+  who = '',
+): Promise<CheckedExchange> {
+  const res = await app.inject({ ...options, headers: { authorization: `Bearer ${key}` } })
+  stats.count(endpoint, res.statusCode)
+  const sent = options.payload === undefined ? '' : ` ${JSON.stringify(options.payload)}`
+  const where = `${options.method} ${options.url}${who ? ` as ${who}` : ''}${sent}`
+  const shape = options.method === 'GET' && options.url.split('?')[0] === LIST ? 'page' : 'contact'
+  return { res, body: checkResponse(res, shape, where), where }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

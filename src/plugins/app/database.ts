@@ -1,8 +1,10 @@
-// The database: opened from the configuration (or adopted from the caller, as tests do) and, where the
-// configuration asks for it, brought up to date with the migrations.
+// The database: opened from the configuration (or adopted from the caller, as tests do) and brought up to date
+// with the migrations where the configuration asks for it; otherwise a start on a database that is not up to
+// date stops here, with what to do.
 import fp from 'fastify-plugin'
 import { type Database, databaseOptionsFrom, openDatabase } from '../../db/database.js'
-import { deployMigrations } from '../../db/migrate.js'
+import { deployMigrations, pendingMigrations } from '../../db/migrate.js'
+import { OperatorError } from '../../operator-error.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -18,7 +20,9 @@ export interface DatabasePluginOptions {
 export default fp<DatabasePluginOptions>(
   async function database(fastify, options) {
     const config = fastify.config
-    const db = options.database ?? (await openDatabase(databaseOptionsFrom(config)))
+    const madePrivate = (changed: number) =>
+      fastify.log.warn({ dataDir: config.DATA_DIR, changed }, 'DATA_DIR files were readable by other users: made private')
+    const db = options.database ?? (await openDatabase(databaseOptionsFrom(config, madePrivate)))
     if (!options.database) {
       fastify.addHook('onClose', () => db.close())
       // The embedded database belongs to this process alone, so it is always brought up to date at start;
@@ -26,6 +30,14 @@ export default fp<DatabasePluginOptions>(
       if (db.kind === 'pglite' || config.MIGRATE_ON_START) {
         const result = await db.withSession((session) => deployMigrations(session))
         if (result.applied.length > 0) fastify.log.info({ migrations: result.applied }, 'migrations applied')
+      } else {
+        const pending = await db.withSession((session) => pendingMigrations(session))
+        if (pending.length > 0) {
+          throw new OperatorError(
+            `the database schema is not up to date (${pending.length} migration(s) not applied: ${pending.join(', ')}). ` +
+              'Run `npm run db:deploy` (or `npx rubrica db deploy`), or set MIGRATE_ON_START=true.',
+          )
+        }
       }
     }
     fastify.decorate('db', db)

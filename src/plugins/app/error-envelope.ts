@@ -1,7 +1,7 @@
 // Every error leaves the service as {"error":{"code","message"}} with an Italian message. Errors the service
 // did not foresee become a generic 500 `internal`: the client sees no detail, the log has it with the request id.
 import type { ErrorObject } from 'ajv'
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isDatabaseUnavailable } from '../../db/unavailable.js'
 import { ApiError, errors } from '../../errors.js'
@@ -45,10 +45,20 @@ function fromFastifyError(error: FastifyError): ApiError | null {
 /** The methods a route of this service can have, in the order an Allow header lists them. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
 
+/**
+ * The answer to a request no route takes: a path that exists with other methods is a 405 that says which (in
+ * an Allow header too); anything else names no resource.
+ */
+function unrouted(fastify: FastifyInstance, request: FastifyRequest, reply: FastifyReply): ApiError {
+  const path = request.url.split('?', 1)[0] ?? '/'
+  const allowed = METHODS.filter((method) => fastify.findRoute({ method, url: path }) !== null)
+  if (allowed.length === 0) return errors.notFound()
+  reply.header('allow', allowed.join(', '))
+  return errors.methodNotAllowed(request.method, allowed)
+}
+
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error
-  // A request for no route is a 404 whatever its body: parsing that body may fail first, which says nothing.
-  if (request.is404) return errors.notFound()
   if (isDatabaseUnavailable(error)) return errors.serviceUnavailable()
   const known = fromFastifyError(error)
   if (known) return known
@@ -69,7 +79,8 @@ export default fp(
         request.log.info('client closed the connection before its request was complete')
         return reply.code(400).send(errors.badRequest().toBody())
       }
-      const apiError = toApiError(error, request)
+      // A request no route takes is answered as such whatever its body: parsing that body may fail first.
+      const apiError = request.is404 ? unrouted(fastify, request, reply) : toApiError(error, request)
       if (apiError.code === 'service_unavailable') request.log.warn({ err: error }, 'database unavailable')
       else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
       // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope, and
@@ -78,11 +89,7 @@ export default fp(
       return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
     })
     fastify.setNotFoundHandler(function handleNotFound(request, reply) {
-      // A path that exists with other methods is a 405 that says which; anything else names no resource.
-      const path = request.url.split('?', 1)[0] ?? '/'
-      const allowed = METHODS.filter((method) => fastify.findRoute({ method, url: path }) !== null)
-      const apiError = allowed.length > 0 ? errors.methodNotAllowed(request.method, allowed) : errors.notFound()
-      if (allowed.length > 0) reply.header('allow', allowed.join(', '))
+      const apiError = unrouted(fastify, request, reply)
       return reply.code(apiError.statusCode).send(apiError.toBody())
     })
   },

@@ -1,8 +1,10 @@
 // Prometheus metrics on their own port (METRICS_HOST:METRICS_PORT, path /metrics), off the public API:
 // request counts and latency per route and status, rate-limit refusals, database pool usage, process metrics.
-// With METRICS_ENABLED=false nothing is measured and prom-client is not even loaded: no per-request cost.
+// Off unless METRICS_ENABLED=true (two instances on one host would otherwise both claim the port); when off,
+// nothing is measured and prom-client is not even loaded. When on and the port is taken, the start fails.
 import { createServer, type Server } from 'node:http'
 import fp from 'fastify-plugin'
+import { OperatorError } from '../../operator-error.js'
 
 export interface Metrics {
   /** Counts a 429, by what was counted: the tenant or the client address. */
@@ -72,8 +74,8 @@ export default fp(
         return bound && typeof bound === 'object' ? `http://${host}:${bound.port}/metrics` : null
       },
     })
-    // Started with the API server only (not for in-process tests that never listen).
-    fastify.addHook('onListen', async () => {
+    // When the app is ready, before the API listens: a port in use then stops the start with one line.
+    fastify.addHook('onReady', async () => {
       server = createServer(async (req, res) => {
         if (req.url !== '/metrics') {
           res.writeHead(404).end()
@@ -83,6 +85,11 @@ export default fp(
       })
       await new Promise<void>((resolve, reject) => {
         server?.once('error', reject).listen(port, host, resolve)
+      }).catch((error: NodeJS.ErrnoException) => {
+        const why = error.code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${error.code})`
+        throw new OperatorError(
+          `metrics port ${port} on ${host} ${why}: set METRICS_PORT to a free port, or METRICS_ENABLED=false.`,
+        )
       })
       fastify.log.info({ metrics: fastify.metrics.address() }, 'metrics listening')
     })

@@ -57,7 +57,11 @@ t.test('request ids, one log line per request, never the key', async (t) => {
 })
 
 t.test('Prometheus metrics on their own port', async (t) => {
-  const { app } = await build(t, { RATE_LIMIT_MAX: '2', METRICS_PORT: String(await freePort()) })
+  const { app } = await build(t, {
+    RATE_LIMIT_MAX: '2',
+    METRICS_ENABLED: 'true',
+    METRICS_PORT: String(await freePort()),
+  })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { key } = await createTenantWithKey(app)
   for (let i = 0; i < 3; i++) await request(app, key, { method: 'GET', url: LIST })

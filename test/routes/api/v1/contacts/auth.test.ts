@@ -1,3 +1,4 @@
+import { install } from '@sinonjs/fake-timers'
 import t from 'tap'
 import { hashApiKey } from '../../../../../src/api-key.ts'
 import { addKey, build, createTenantWithKey, request } from '../../../../helper.ts'
@@ -145,15 +146,39 @@ t.test('rate limit: per tenant, shared by its keys, with headers', async (t) => 
   t.equal(otherRes.statusCode, 200, 'another tenant has its own budget')
 })
 
+t.test('once RATE_LIMIT_WINDOW has passed the budget is whole again (a fake clock: no waiting)', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW: '60000' })
+  const tenant = await createTenantWithKey(app)
+  // Only Date is faked: the window is counted with Date.now(), while the database and Fastify keep real timers.
+  const clock = install({ now: Date.now(), toFake: ['Date'] })
+  t.teardown(() => clock.uninstall())
+  const list = () => request(app, tenant.key, { method: 'GET', url: LIST })
+
+  for (let i = 1; i <= 3; i++) t.equal((await list()).statusCode, 200, `request ${i} of 3`)
+  t.equal((await list()).statusCode, 429, 'the budget is spent')
+  clock.tick(60_000 - 1)
+  t.equal((await list()).statusCode, 429, 'still spent 1 ms before the window ends')
+  clock.tick(1)
+  const renewed = await list()
+  t.equal(renewed.statusCode, 200, 'served again once the window has passed')
+  t.equal(renewed.headers['x-ratelimit-limit'], '3')
+  t.equal(renewed.headers['x-ratelimit-remaining'], '2', 'the whole budget but this request (max - 1)')
+  t.equal(renewed.headers['x-ratelimit-reset'], '60', 'a whole window ahead')
+})
+
 t.test('refused requests are limited per client address', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '3' })
   const tenant = await createTenantWithKey(app)
+  const known = await createTenantWithKey(app, { name: 'Known' })
+  t.equal((await request(app, known.key, { method: 'GET', url: LIST })).statusCode, 200, 'a key resolved before')
   for (let i = 0; i < 3; i++) {
     const res = await request(app, `svc_${String(i).repeat(48)}`, { method: 'GET', url: LIST })
     t.equal(res.statusCode, 401)
   }
   const guess = await request(app, `svc_${'9'.repeat(48)}`, { method: 'GET', url: LIST })
   t.equal(guess.statusCode, 429, 'key guessing is throttled')
-  const valid = await request(app, tenant.key, { method: 'GET', url: LIST })
-  t.equal(valid.statusCode, 200, 'a valid key uses its tenant budget, not the address one')
+  const cached = await request(app, known.key, { method: 'GET', url: LIST })
+  t.equal(cached.statusCode, 200, 'a key this instance knows uses its tenant budget, not the address one')
+  const unknown = await request(app, tenant.key, { method: 'GET', url: LIST })
+  t.equal(unknown.statusCode, 429, 'a key not yet looked up is not looked up for an exhausted address')
 })

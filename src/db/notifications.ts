@@ -1,0 +1,51 @@
+// Subscriptions to PostgreSQL notifications (LISTEN). `onChange` runs on every notification and again whenever
+// the subscription starts or starts over after a lost connection, because notifications sent meanwhile are lost.
+import type { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
+
+export type Unsubscribe = () => Promise<void>
+
+/** How long to wait before connecting again after the listening connection was lost. */
+const RECONNECT_MS = 1000
+
+/** One dedicated connection (a pooled one would be handed to other work), reopened whenever it is lost. */
+export async function listenPostgres(
+  url: string,
+  channel: string,
+  onChange: () => void,
+  connectTimeoutMs: number,
+): Promise<Unsubscribe> {
+  let stopped = false
+  let client: pg.Client | null = null
+  let retry: NodeJS.Timeout | undefined
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs })
+    next.on('notification', (message) => {
+      if (message.channel === channel) onChange()
+    })
+    next.on('error', () => {})
+    next.on('end', () => {
+      if (!stopped) retry = setTimeout(() => void connect(), RECONNECT_MS).unref()
+    })
+    client = next
+    try {
+      await next.connect()
+      await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+      onChange()
+    } catch {
+      await next.end().catch(() => {})
+    }
+  }
+  await connect()
+  return async () => {
+    stopped = true
+    clearTimeout(retry)
+    await client?.end().catch(() => {})
+  }
+}
+
+export async function listenPglite(client: PGlite, channel: string, onChange: () => void): Promise<Unsubscribe> {
+  const unlisten = await client.listen(channel, () => onChange())
+  onChange()
+  return unlisten
+}

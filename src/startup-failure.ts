@@ -1,0 +1,66 @@
+// Why the server could not start, as the one line an operator acts on (no stack trace): the configuration, the
+// data folder, PostgreSQL (unreachable, credentials, missing database, schema not migrated), a port in use.
+import { type Config, withoutPassword } from './config.js'
+import { OperatorError } from './operator-error.js'
+
+interface Failure {
+  code?: unknown
+  message?: unknown
+  cause?: unknown
+  port?: unknown
+  address?: unknown
+}
+
+/** PostgreSQL's and Node's codes, wherever the driver or Prisma put them in the error chain. */
+function codesOf(error: unknown, depth = 0): string[] {
+  if (typeof error !== 'object' || error === null || depth > 4) return []
+  const failure = error as Failure
+  const own = typeof failure.code === 'string' ? [failure.code] : []
+  return [...own, ...codesOf(failure.cause, depth + 1)]
+}
+
+function postgresAt(config: Config | undefined): string {
+  if (!config?.DATABASE_URL) return 'PostgreSQL'
+  try {
+    const url = new URL(config.DATABASE_URL)
+    return `PostgreSQL at ${url.hostname}:${url.port || 5432} (database "${url.pathname.slice(1) || url.username}", user "${url.username}")`
+  } catch {
+    return `PostgreSQL at ${withoutPassword(config.DATABASE_URL)}`
+  }
+}
+
+function describeCode(code: string, error: Failure, config: Config | undefined): string | undefined {
+  const postgres = postgresAt(config)
+  switch (code) {
+    case 'EADDRINUSE':
+      return `port ${String(error.port ?? config?.PORT)} on ${String(error.address ?? config?.HOST)} is already in use: stop the other process, or set PORT to a free port.`
+    case 'EACCES':
+      return `this user may not listen on port ${String(error.port ?? config?.PORT)}: set PORT to 1024 or above.`
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EHOSTUNREACH':
+    case 'ETIMEDOUT':
+      return `cannot reach ${postgres} (${code}): is it running, and is DATABASE_URL right?`
+    case '28P01':
+    case '28000':
+      return `${postgres} refused the credentials: check the user and password in DATABASE_URL.`
+    case '3D000':
+      return `${postgres}: the database does not exist. Create it (createdb), or fix DATABASE_URL.`
+  }
+  return undefined
+}
+
+export function describeStartupFailure(error: unknown, config: Config | undefined): string {
+  if (error instanceof OperatorError) return error.message
+  const failure = (typeof error === 'object' && error !== null ? error : {}) as Failure
+  for (const code of codesOf(error)) {
+    const described = describeCode(code, failure, config)
+    if (described) return described
+  }
+  const message = String(failure.message ?? error)
+  if (/timeout exceeded when trying to connect|Connection terminated/i.test(message)) {
+    return `cannot reach ${postgresAt(config)} in time: is it running, and is DATABASE_URL right?`
+  }
+  // Only the first line: messages of some libraries go on with internals.
+  return message.split('\n', 1)[0] ?? 'unknown error'
+}
