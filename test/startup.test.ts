@@ -102,17 +102,17 @@ t.test('unusable DATA_DIR, locked database, ports in use', async (t) => {
     ['DATA_DIR under a file', { DATA_DIR: join(file, 'data') }, /it is not a folder/],
     [
       'port in use',
-      { DATA_DIR: join(dir, 'a'), PORT: String(port) },
+      { DATABASE_URL: url, PORT: String(port) },
       new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`),
     ],
     [
       'a wrong setting',
-      { DATA_DIR: join(dir, 'b'), LOG_LEVEL: 'loud' },
+      { DATABASE_URL: url, LOG_LEVEL: 'loud' },
       /LOG_LEVEL: "loud" is not valid; expected one of fatal/,
     ],
     [
       'metrics port in use',
-      { DATA_DIR: join(dir, 'c'), METRICS_ENABLED: 'true', METRICS_PORT: String(port) },
+      { DATABASE_URL: url, METRICS_ENABLED: 'true', METRICS_PORT: String(port) },
       /metrics port \d+ .* already in use: set METRICS_PORT/,
     ],
   ]

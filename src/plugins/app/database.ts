@@ -21,7 +21,10 @@ export default fp<DatabasePluginOptions>(
   async function database(fastify, options) {
     const config = fastify.config
     const madePrivate = (changed: number) =>
-      fastify.log.warn({ dataDir: config.DATA_DIR, changed }, 'DATA_DIR files were readable by other users: made private')
+      fastify.log.warn(
+        { dataDir: config.DATA_DIR, changed },
+        'DATA_DIR files were readable by other users: made private',
+      )
     const db = options.database ?? (await openDatabase(databaseOptionsFrom(config, madePrivate)))
     if (!options.database) {
       fastify.addHook('onClose', () => db.close())

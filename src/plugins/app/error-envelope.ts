@@ -57,7 +57,7 @@ function unrouted(fastify: FastifyInstance, request: FastifyRequest, reply: Fast
   return errors.methodNotAllowed(request.method, allowed)
 }
 
-function toApiError(error: FastifyError, request: FastifyRequest): ApiError {
+function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error
   if (isDatabaseUnavailable(error)) return errors.serviceUnavailable()
   const known = fromFastifyError(error)
@@ -80,7 +80,7 @@ export default fp(
         return reply.code(400).send(errors.badRequest().toBody())
       }
       // A request no route takes is answered as such whatever its body: parsing that body may fail first.
-      const apiError = request.is404 ? unrouted(fastify, request, reply) : toApiError(error, request)
+      const apiError = request.is404 ? unrouted(fastify, request, reply) : toApiError(error)
       if (apiError.code === 'service_unavailable') request.log.warn({ err: error }, 'database unavailable')
       else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
       // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope, and
