@@ -78,8 +78,9 @@ function startTimeOf(pid: number): string | null {
 }
 
 function isAlive(owner: LockOwner): boolean {
-  // In a container the restarted service often has the dead one's pid (1): that owner is not alive, it is us.
-  if (owner.pid === process.pid) return false
+  // In a container the restarted service often has the dead one's pid (1): that owner is an earlier process,
+  // unless it also started when this one did.
+  if (owner.pid === process.pid) return owner.started !== null && owner.started === startTimeOf(process.pid)
   try {
     process.kill(owner.pid, 0)
   } catch (error) {

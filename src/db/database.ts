@@ -94,19 +94,26 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   }
 }
 
+/** How often files PGlite created meanwhile (mode 0666) are made private; the folder's 0700 guards them until then. */
+const PRIVATE_SWEEP_MS = 60_000
+
 async function openPgliteDirectory(dataDir: string, onPrivate: (changed: number) => void): Promise<Database> {
   const dir = resolve(dataDir)
   await prepareDataDir(dir)
   // PGlite is a single-process database: a second process opening the same directory would corrupt it.
   const unlock = await lockDataDir(dir)
+  const sweep = setInterval(() => makePrivate(dir).catch(() => {}), PRIVATE_SWEEP_MS).unref()
   const release = async () => {
+    clearInterval(sweep)
     await makePrivate(dir)
     await unlock()
   }
   try {
+    // Before PGlite opens it (a folder from an older version), and after (what a first start's initdb wrote).
     const changed = await makePrivate(dir)
     if (changed > 0) onPrivate(changed)
     const client = await PGlite.create({ dataDir: join(dir, 'pgdata') })
+    await makePrivate(dir)
     return wrapPglite(client, release)
   } catch (error) {
     await release()
