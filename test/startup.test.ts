@@ -1,13 +1,18 @@
-// Starting as a first-time user and an operator do, with the real entry point: every failure to start ends in
-// one line that says what to do, exit code 1 and no stack trace, whatever DEMO_ON_EMPTY says; the demo key is
-// never lost; a crashed embedded database is taken over at once and keeps what it acknowledged.
+// Starting as a first-time user and an operator do: every failure to start ends in one line that says what to
+// do, whatever DEMO_ON_EMPTY says; the demo key is never lost; a crashed embedded database is taken over at once
+// and keeps what it acknowledged. Each cause is produced for real (a stopped port, a wrong user, a taken port…)
+// and described in-process; a few go through the real entry point for the exit code and the absence of a stack.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import t, { type Test } from 'tap'
+import { buildApp } from '../src/app.ts'
 import { runCli } from '../src/cli/main.ts'
+import { type Config, loadConfig } from '../src/config.ts'
+import { lockDataDir } from '../src/db/data-dir.ts'
+import { describeStartupFailure } from '../src/startup-failure.ts'
 import { type Started, start, waitFor } from './process.ts'
 import { startPostgres } from './services.ts'
 
@@ -42,7 +47,7 @@ async function temporaryDir(t: Test, prefix: string): Promise<string> {
   return dir
 }
 
-/** A port held by another process for the test's duration. */
+/** A port held by another server for the test's duration. */
 async function takenPort(t: Test): Promise<number> {
   const holder = createServer()
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
@@ -51,7 +56,27 @@ async function takenPort(t: Test): Promise<number> {
   return typeof address === 'object' && address ? address.port : 0
 }
 
-/** The one line a failed start printed, after checking the exit code and that there is no stack trace. */
+/** What src/server.ts does, in-process: configuration, build, listen; the line it would print on failure. */
+async function startFailure(t: Test, env: Record<string, string>): Promise<string> {
+  let config: Config | undefined
+  try {
+    config = loadConfig({
+      LOG_LEVEL: 'silent',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATABASE_CONNECT_TIMEOUT_MS: '2000',
+      ...env,
+    })
+    const app = await buildApp(config)
+    t.teardown(() => app.close())
+    await app.listen({ host: config.HOST, port: config.PORT })
+  } catch (error) {
+    return describeStartupFailure(error, config)
+  }
+  return 'started'
+}
+
+/** The one line a failed start of the real entry point printed, after checking exit code and stack. */
 async function failure(t: Test, started: Started, what: string): Promise<string> {
   t.equal(await started.exited, 1, `${what}: exit code 1`)
   const output = started.output()
@@ -61,73 +86,73 @@ async function failure(t: Test, started: Started, what: string): Promise<string>
   return lines[0] ?? ''
 }
 
-t.test('PostgreSQL misconfigured: one actionable line, with or without the demo', async (t) => {
+t.test('each cause of a failed start is one line that says what to do', async (t) => {
   await database('unmigrated', false)
-  const base = new URL(postgres.url)
-  const url = (change: (url: URL) => void) => {
-    const next = new URL(base)
-    change(next)
-    return next.toString()
-  }
-  const cases: [string, string, RegExp][] = [
-    ['unreachable', url((u) => (u.port = '1')), /cannot reach PostgreSQL at 127\.0\.0\.1:1 .*DATABASE_URL/],
-    ['wrong user', url((u) => (u.username = 'nobody')), /refused the credentials: check the user and password/],
-    ['missing database', url((u) => (u.pathname = '/nothing_here')), /database does not exist\. Create it/],
-    [
-      'not migrated',
-      url((u) => (u.pathname = '/unmigrated')),
-      /not up to date .*npm run db:deploy.*MIGRATE_ON_START=true/,
-    ],
-  ]
-  // Starts that reach the demo's first query used to fail there: that case runs with the demo on and off.
-  const runs = cases.flatMap(([what, databaseUrl, expected]) =>
-    (what === 'not migrated' ? ['true', 'false'] : ['true']).map(async (demo) => {
-      const started = start({ DATABASE_URL: databaseUrl, DEMO_ON_EMPTY: demo, DATABASE_CONNECT_TIMEOUT_MS: '2000' })
-      t.teardown(() => started.child.kill('SIGKILL'))
-      t.match(await failure(t, started, `${what}, DEMO_ON_EMPTY=${demo}`), expected, `${what}: says what to do`)
-    }),
-  )
-  await Promise.all(runs)
-  t.notMatch(cases.map(([, u]) => u).join(), /secret/, 'sanity: no password in these URLs')
-})
-
-t.test('unusable DATA_DIR, locked database, ports in use', async (t) => {
+  const migrated = await database('ports')
   const dir = await temporaryDir(t, 'rubrica-start-')
   const file = join(dir, 'a-file')
   await writeFile(file, 'not a folder')
   const port = await takenPort(t)
-  const url = await database('ports')
+  const at = (change: (url: URL) => void) => {
+    const url = new URL(postgres.url)
+    change(url)
+    return url.toString()
+  }
   const cases: [string, Record<string, string>, RegExp][] = [
+    [
+      'PostgreSQL unreachable',
+      { DATABASE_URL: at((u) => (u.port = '1')) },
+      /cannot reach PostgreSQL at 127\.0\.0\.1:1 .*DATABASE_URL/,
+    ],
+    [
+      'wrong user',
+      { DATABASE_URL: at((u) => (u.username = 'nobody')) },
+      /refused the credentials: check the user and password/,
+    ],
+    [
+      'missing database',
+      { DATABASE_URL: at((u) => (u.pathname = '/nothing_here')) },
+      /database does not exist\. Create it/,
+    ],
+    [
+      'not migrated',
+      { DATABASE_URL: at((u) => (u.pathname = '/unmigrated')) },
+      /not up to date .*npm run db:deploy.*MIGRATE_ON_START=true/,
+    ],
+    [
+      'not migrated, no demo',
+      { DATABASE_URL: at((u) => (u.pathname = '/unmigrated')), DEMO_ON_EMPTY: 'false' },
+      /not up to date/,
+    ],
     ['DATA_DIR is a file', { DATA_DIR: file }, /DATA_DIR .* cannot hold the embedded database: it is not a folder/],
     ['DATA_DIR under a file', { DATA_DIR: join(file, 'data') }, /it is not a folder/],
     [
       'port in use',
-      { DATABASE_URL: url, PORT: String(port) },
+      { DATABASE_URL: migrated, PORT: String(port) },
       new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`),
     ],
     [
-      'a wrong setting',
-      { DATABASE_URL: url, LOG_LEVEL: 'loud' },
-      /LOG_LEVEL: "loud" is not valid; expected one of fatal/,
-    ],
-    [
       'metrics port in use',
-      { DATABASE_URL: url, METRICS_ENABLED: 'true', METRICS_PORT: String(port) },
+      { DATABASE_URL: migrated, METRICS_ENABLED: 'true', METRICS_PORT: String(port) },
       /metrics port \d+ .* already in use: set METRICS_PORT/,
     ],
+    [
+      'a wrong setting',
+      { DATABASE_URL: migrated, LOG_LEVEL: 'loud' },
+      /LOG_LEVEL: "loud" is not valid; expected one of fatal/,
+    ],
   ]
-  await Promise.all(
-    cases.map(async ([what, env, expected]) => {
-      const started = start(env)
-      t.teardown(() => started.child.kill('SIGKILL'))
-      t.match(await failure(t, started, what), expected, what)
-    }),
-  )
+  for (const [what, env, expected] of cases) t.match(await startFailure(t, env), expected, what)
 
-  const dataDir = join(dir, 'held')
-  const holder = start({ DATA_DIR: dataDir, DEMO_ON_EMPTY: 'false' })
-  t.teardown(() => holder.child.kill('SIGKILL'))
-  await waitFor(holder, LISTENING)
+  const started = start({ DATABASE_URL: at((u) => (u.pathname = '/unmigrated')) })
+  t.teardown(() => started.child.kill('SIGKILL'))
+  t.match(await failure(t, started, 'the real entry point'), /not up to date/, 'prints the same line, exits 1')
+})
+
+t.test('the embedded database held by a live process: the server and the CLI refuse in one line', async (t) => {
+  const dataDir = await temporaryDir(t, 'rubrica-held-')
+  const release = await lockDataDir(dataDir)
+  t.teardown(release)
   const second = start({ DATA_DIR: dataDir })
   t.teardown(() => second.child.kill('SIGKILL'))
   t.match(await failure(t, second, 'locked by a live process'), /in use by another rubrica process/)
