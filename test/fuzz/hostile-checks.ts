@@ -294,15 +294,15 @@ function expectPatched(fx: HostileFixture, x: Exchange, id: string, patch: Recor
 export function checkChaos(x: Exchange, method: Method, suffix: string): void {
   const list = /^\/?$/.test(suffix)
   const item = /^\/[^/.%]+\/?$/.test(suffix)
-  // Only suffixes that plainly route nowhere for the method: dots and escapes may be normalised before routing.
-  const noRoute =
-    (['PUT', 'DELETE'].includes(method) && (list || item || !/[.%]/.test(suffix))) ||
-    (method === 'POST' && item) ||
-    (method === 'PATCH' && list)
-  const [status, code] = list || item ? [405, 'method_not_allowed'] : [404, 'not_found']
-  if (noRoute && (x.res.statusCode !== status || !x.res.body.includes(`"${code}"`))) {
-    throw new Error(`${x.where}: no such operation, but ${x.res.statusCode} ${x.res.body}`)
-  }
+  const noRoute = method === 'PUT' || method === 'DELETE' || (method === 'POST' && item) || (method === 'PATCH' && list)
+  // On the two paths of contacts the answer is 405; elsewhere the router may normalise the path (dots, escapes,
+  // empty segments) onto one of them or onto none, so 405 or 404: either way no operation ran.
+  const ok =
+    list || item
+      ? x.res.statusCode === 405 && x.res.body.includes('"method_not_allowed"')
+      : (x.res.statusCode === 405 && x.res.body.includes('"method_not_allowed"')) ||
+        (x.res.statusCode === 404 && x.res.body.includes('"not_found"'))
+  if (noRoute && !ok) throw new Error(`${x.where}: no such operation, but ${x.res.statusCode} ${x.res.body}`)
   if (x.res.statusCode === 201) {
     const contact = x.body as Contact
     if (method !== 'POST' || !same(changedIds(x.before, x.after), [contact.id])) {
