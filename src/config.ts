@@ -23,6 +23,8 @@ export const ConfigSchema = Type.Object({
   /** How long a resolved API key is trusted before it is read again (revocations take effect within it). */
   AUTH_CACHE_TTL_MS: Type.Integer({ default: 5000, minimum: 0, maximum: 5000 }),
   BODY_LIMIT: Type.Integer({ default: 65536, minimum: 1024 }),
+  /** Where clients reach the service (https://…): the OpenAPI document's server. Unset: no server is named. */
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' })),
   /** redis://… shares rate-limit counters and key revocations between instances; unset keeps both per process. */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Prometheus metrics are served on this separate port (0: any free port), on METRICS_HOST. */
@@ -68,6 +70,7 @@ function allowedValues(name: string): string {
 const ALLOWED_TEXT: Record<string, string> = {
   DATABASE_URL: 'a postgres:// or postgresql:// URL (unset: the embedded database in DATA_DIR)',
   REDIS_URL: 'a redis:// or rediss:// URL (unset: rate limits per instance)',
+  PUBLIC_URL: 'an http:// or https:// URL without query or fragment, e.g. https://api.example.it',
   TRUST_PROXY: 'true, false, a number of proxies, or a comma-separated list of addresses and CIDR ranges',
 }
 

@@ -93,6 +93,8 @@ export const errors = {
     ),
   expectationFailed: () =>
     new ApiError(417, 'expectation_failed', 'Intestazione Expect non supportata: è ammesso solo "100-continue".'),
+  payloadTooLarge: () =>
+    new ApiError(413, 'payload_too_large', 'Il corpo della richiesta supera la dimensione massima consentita.'),
   unsupportedMediaType: () =>
     new ApiError(
       415,

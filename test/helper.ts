@@ -1,15 +1,18 @@
-// build(): the app on a fresh, migrated database, closed when the test ends. Fixtures create tenants and keys
-// straight through Prisma, as the admin CLI does.
+// build(): the app on a fresh, migrated database, closed when the test ends, with every answer it gives checked
+// against the committed OpenAPI document (test/contract.ts). Fixtures create tenants and keys straight through
+// Prisma, as the admin CLI does.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createApiKey } from '../src/admin/api-keys.ts'
 import type { Scope } from '../src/api-key.ts'
 import { buildApp } from '../src/app.ts'
 import { type Config, loadConfig } from '../src/config.ts'
 import type { Role, TenantStatus } from '../src/generated/prisma/enums.ts'
+import { contractViolations } from './contract.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 
-interface Teardown {
+interface TestContext {
   teardown(fn: () => unknown): void
+  fail(message: string): unknown
 }
 
 export interface Built {
@@ -19,7 +22,7 @@ export interface Built {
 }
 
 export async function build(
-  t: Teardown,
+  t: TestContext,
   env: Record<string, string> = {},
   logStream?: { write(line: string): void },
 ): Promise<Built> {
@@ -35,6 +38,14 @@ export async function build(
   t.teardown(async () => {
     await app.close()
     await db.close()
+  })
+  // Root onSend hooks run in order: this one sees the headers every other hook has set.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const exchange = { method: request.method, url: request.url, status: reply.statusCode, payload }
+    const problems = await contractViolations({ ...exchange, headers: reply.getHeaders() })
+    if (problems.length > 0) {
+      t.fail(`${request.method} ${request.url} → ${reply.statusCode} breaks openapi.json: ${problems.join('; ')}`)
+    }
   })
   await app.ready()
   return { app, db, config }

@@ -8,7 +8,11 @@ export type Contact = components['schemas']['Contact']
 export type ContactCreate = components['schemas']['ContactCreate']
 export type ContactUpdate = components['schemas']['ContactUpdate']
 export type ContactList = components['schemas']['ContactList']
-export type ApiErrorBody = components['schemas']['Error']
+export type ErrorResponse = components['schemas']['ErrorResponse']
+export type ErrorDetail = components['schemas']['ErrorDetail']
+export type ErrorCode = components['schemas']['ErrorCode']
+export type EmailStatus = components['schemas']['EmailStatus']
+export type Stage = components['schemas']['Stage']
 export type RubricaClient = Client<paths>
 
 export interface RubricaClientOptions {

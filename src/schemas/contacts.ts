@@ -19,9 +19,25 @@ export const LIMITS = {
   defaultPageSize: 50,
 } as const
 
-const EmailStatusSchema = StringEnum(EMAIL_STATUSES, { description: 'Stato di recapito dell’indirizzo email' })
-const StageSchema = StringEnum(STAGES, { description: 'Fase commerciale del contatto' })
-const Name = Type.String({ minLength: 1, maxLength: LIMITS.name, pattern: VISIBLE_TEXT })
+/** Named in the document (components), so that generated clients get one type each, not a copy per use. */
+export const EmailStatusSchema = StringEnum(EMAIL_STATUSES, {
+  $id: 'EmailStatus',
+  description: 'Stato di recapito dell’indirizzo email',
+  examples: ['active'],
+})
+export const StageSchema = StringEnum(STAGES, {
+  $id: 'Stage',
+  description: 'Fase commerciale del contatto',
+  examples: ['customer'],
+})
+const EmailStatusRef = Type.Unsafe<(typeof EMAIL_STATUSES)[number]>(Type.Ref(EmailStatusSchema))
+const StageRef = Type.Unsafe<(typeof STAGES)[number]>(Type.Ref(StageSchema))
+
+/** An existing contact id, for the examples (ids of real data differ). */
+export const EXAMPLE_ID = '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10'
+
+const Name = (example: string) =>
+  Type.String({ minLength: 1, maxLength: LIMITS.name, pattern: VISIBLE_TEXT, examples: [example] })
 const ConsentType = Type.String({
   minLength: 1,
   maxLength: LIMITS.consentType,
@@ -32,16 +48,19 @@ const ConsentType = Type.String({
 
 export const ContactSchema = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
-    email: Nullable(Type.String({ format: 'email', maxLength: LIMITS.email })),
-    firstName: Nullable(Type.String()),
-    lastName: Nullable(Type.String()),
-    phone: Nullable(Type.String()),
-    emailStatus: EmailStatusSchema,
-    stage: StageSchema,
+    id: Type.String({ format: 'uuid', examples: [EXAMPLE_ID] }),
+    email: Nullable(Type.String({ format: 'email', maxLength: LIMITS.email, examples: ['anna.rossi@example.it'] })),
+    firstName: Nullable(Type.String({ examples: ['Anna'] })),
+    lastName: Nullable(Type.String({ examples: ['Rossi'] })),
+    phone: Nullable(Type.String({ examples: ['+39 02 1234 5678'] })),
+    emailStatus: EmailStatusRef,
+    stage: StageRef,
     source: Type.String({ description: 'Origine del contatto: "api" se creato da questa API', examples: ['api'] }),
-    consentType: Type.String(),
-    tags: Type.Array(Type.String(), { description: 'Nomi dei tag, in ordine alfabetico' }),
+    consentType: Type.String({ examples: ['consent'] }),
+    tags: Type.Array(Type.String(), {
+      description: 'Nomi dei tag, in ordine di code point Unicode',
+      examples: [['newsletter', 'vip']],
+    }),
     archivedAt: Nullable(Timestamp()),
     acquiredAt: Timestamp(),
     createdAt: Timestamp(),
@@ -61,7 +80,7 @@ export const ContactSchema = Type.Object(
         stage: 'lead',
         source: 'api',
         consentType: 'consent',
-        tags: ['newsletter', 'vip'],
+        tags: ['evento-2026', 'newsletter'],
         archivedAt: null,
         acquiredAt: '2026-03-01T09:30:00.000Z',
         createdAt: '2026-03-01T09:30:00.000Z',
@@ -74,39 +93,58 @@ export type Contact = Static<typeof ContactSchema>
 
 export const ContactCreateSchema = Type.Object(
   {
-    email: Type.String({ format: 'email', minLength: 3, maxLength: LIMITS.email, examples: ['anna.rossi@example.it'] }),
+    email: Type.String({
+      format: 'email',
+      minLength: 3,
+      maxLength: LIMITS.email,
+      examples: ['giulia.bianchi@example.it'],
+    }),
     phone: Type.Optional(
       Type.String({
         minLength: 3,
         maxLength: LIMITS.phone,
         pattern: PHONE,
         description: 'Almeno 3 cifre; cifre, spazi, + iniziale, punti, trattini e parentesi',
-        examples: ['+39 02 1234 5678'],
+        examples: ['+39 02 8765 4321'],
       }),
     ),
-    firstName: Type.Optional(Name),
-    lastName: Type.Optional(Name),
+    firstName: Type.Optional(Name('Giulia')),
+    lastName: Type.Optional(Name('Bianchi')),
     consentType: Type.Optional(ConsentType),
     tags: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.tag, pattern: PRINTABLE }), {
+      Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.tag, pattern: PRINTABLE, examples: ['newsletter'] }), {
         maxItems: LIMITS.tagsPerContact,
         description: 'Nomi di tag già esistenti nell’organizzazione',
+        examples: [['newsletter']],
       }),
     ),
   },
-  { $id: 'ContactCreate', additionalProperties: false },
+  {
+    $id: 'ContactCreate',
+    additionalProperties: false,
+    examples: [
+      {
+        email: 'giulia.bianchi@example.it',
+        firstName: 'Giulia',
+        lastName: 'Bianchi',
+        phone: '+39 02 8765 4321',
+        consentType: 'consent',
+        tags: ['newsletter'],
+      },
+    ],
+  },
 )
 export type ContactCreate = Static<typeof ContactCreateSchema>
 
 export const ContactUpdateSchema = Type.Object(
   {
-    firstName: Type.Optional(Nullable(Name)),
-    lastName: Type.Optional(Nullable(Name)),
-    emailStatus: Type.Optional(EmailStatusSchema),
-    stage: Type.Optional(StageSchema),
+    firstName: Type.Optional(Nullable(Name('Giulia'))),
+    lastName: Type.Optional(Nullable(Name('Bianchi'))),
+    emailStatus: Type.Optional(EmailStatusRef),
+    stage: Type.Optional(StageRef),
     consentType: Type.Optional(ConsentType),
   },
-  { $id: 'ContactUpdate', additionalProperties: false, examples: [{ stage: 'customer', lastName: null }] },
+  { $id: 'ContactUpdate', additionalProperties: false, examples: [{ stage: 'customer', consentType: 'contract' }] },
 )
 export type ContactUpdate = Static<typeof ContactUpdateSchema>
 
@@ -115,22 +153,69 @@ export const ContactListSchema = Type.Object(
     data: Type.Array(Type.Ref(ContactSchema)),
     next: Nullable(Timestamp({ description: 'Cursore della pagina successiva; null sull’ultima pagina' })),
   },
-  { $id: 'ContactList', additionalProperties: false },
+  {
+    $id: 'ContactList',
+    additionalProperties: false,
+    examples: [
+      {
+        data: [
+          {
+            id: EXAMPLE_ID,
+            email: 'anna.rossi@example.it',
+            firstName: 'Anna',
+            lastName: 'Rossi',
+            phone: '+39 02 1234 5678',
+            emailStatus: 'active',
+            stage: 'customer',
+            source: 'api',
+            consentType: 'consent',
+            tags: ['newsletter', 'vip'],
+            archivedAt: null,
+            acquiredAt: '2026-03-01T09:30:00.000Z',
+            createdAt: '2026-03-01T09:30:00.000Z',
+            updatedAt: '2026-03-02T16:05:12.345Z',
+          },
+        ],
+        next: '2026-03-01T09:30:00.000Z',
+      },
+    ],
+  },
 )
 export type ContactList = Static<typeof ContactListSchema>
 
 export const ContactListQuerySchema = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: LIMITS.pageSize, default: LIMITS.defaultPageSize }),
+    limit: Type.Integer({
+      minimum: 1,
+      maximum: LIMITS.pageSize,
+      default: LIMITS.defaultPageSize,
+      description: 'Contatti per pagina; solo cifre decimali',
+      examples: [20],
+    }),
+    // No example: a client (or the reference page) filling one in would start at some arbitrary instant.
     cursor: Type.Optional(
-      Timestamp({ description: 'Valore di `next` della pagina precedente: contatti creati strettamente prima' }),
+      Type.String({
+        format: 'date-time',
+        description:
+          'Valore di `next` della pagina precedente: contatti creati strettamente prima; omesso per la prima',
+      }),
     ),
-    emailStatus: Type.Optional(EmailStatusSchema),
-    stage: Type.Optional(StageSchema),
-    includeArchived: Type.Boolean({ default: false }),
+    emailStatus: Type.Optional(EmailStatusRef),
+    stage: Type.Optional(StageRef),
+    includeArchived: Type.Boolean({
+      default: false,
+      description: 'Includere anche i contatti archiviati',
+      examples: [false],
+    }),
   },
   { additionalProperties: false },
 )
 export type ContactListQuery = Static<typeof ContactListQuerySchema>
 
-export const ContactParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }) }, { additionalProperties: false })
+export const ContactParamsSchema = Type.Object(
+  { id: Type.String({ format: 'uuid', description: 'Id del contatto', examples: [EXAMPLE_ID] }) },
+  { additionalProperties: false },
+)
+
+/** Operations that take no query parameter refuse any (400 invalid_query), as the list refuses unknown ones. */
+export const NoQuerySchema = Type.Object({}, { additionalProperties: false })

@@ -1,19 +1,34 @@
+// The error envelope, in named parts: generated clients get a type for the response, its detail, the codes and
+// the conflict's existing contact. Not named `Error`, which every generator would export over the global Error.
 import { Type } from '@sinclair/typebox'
 import { ERROR_CODES } from '../errors.js'
+import { EmailStatusSchema, EXAMPLE_ID } from './contacts.js'
 import { StringEnum } from './string-enum.js'
 
-export const ErrorSchema = Type.Object(
+export const ErrorCodeSchema = StringEnum(ERROR_CODES, {
+  $id: 'ErrorCode',
+  description: 'Codice dell’errore, per i programmi',
+  examples: ['not_found'],
+})
+
+export const ExistingContactSchema = Type.Object(
   {
-    error: Type.Object({
-      code: StringEnum(ERROR_CODES),
-      message: Type.String({ description: 'Messaggio leggibile, in italiano' }),
-      existing: Type.Optional(
-        Type.Object(
-          { id: Type.String({ format: 'uuid' }), status: Type.String() },
-          { description: 'Solo con conflict: il contatto già esistente' },
-        ),
-      ),
-    }),
+    id: Type.String({ format: 'uuid', description: 'Id del contatto che ha già questa email', examples: [EXAMPLE_ID] }),
+    status: Type.Ref(EmailStatusSchema),
   },
-  { $id: 'Error' },
+  { $id: 'ExistingContact', additionalProperties: false, description: 'Solo con conflict: il contatto già esistente' },
+)
+
+export const ErrorDetailSchema = Type.Object(
+  {
+    code: Type.Ref(ErrorCodeSchema),
+    message: Type.String({ description: 'Messaggio leggibile, in italiano', examples: ['Risorsa non trovata.'] }),
+    existing: Type.Optional(Type.Ref(ExistingContactSchema)),
+  },
+  { $id: 'ErrorDetail', additionalProperties: false },
+)
+
+export const ErrorResponseSchema = Type.Object(
+  { error: Type.Ref(ErrorDetailSchema) },
+  { $id: 'ErrorResponse', additionalProperties: false },
 )

@@ -1,5 +1,26 @@
-import { ContactCreateSchema, ContactListSchema, ContactSchema, ContactUpdateSchema } from './contacts.js'
-import { ErrorSchema } from './errors.js'
+import {
+  ContactCreateSchema,
+  ContactListSchema,
+  ContactSchema,
+  ContactUpdateSchema,
+  EmailStatusSchema,
+  StageSchema,
+} from './contacts.js'
+import { ErrorCodeSchema, ErrorDetailSchema, ErrorResponseSchema, ExistingContactSchema } from './errors.js'
 
-/** Schemas referenced by $id from routes: validation, serialisation and OpenAPI components all use these. */
-export const sharedSchemas = [ContactSchema, ContactCreateSchema, ContactUpdateSchema, ContactListSchema, ErrorSchema]
+/**
+ * Schemas referenced by $id from routes: validation, serialisation and the document's components all use these.
+ * Each comes after the schemas it refers to.
+ */
+export const sharedSchemas = [
+  EmailStatusSchema,
+  StageSchema,
+  ContactSchema,
+  ContactCreateSchema,
+  ContactUpdateSchema,
+  ContactListSchema,
+  ErrorCodeSchema,
+  ExistingContactSchema,
+  ErrorDetailSchema,
+  ErrorResponseSchema,
+]

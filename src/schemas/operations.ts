@@ -8,8 +8,9 @@ import {
   ContactParamsSchema,
   ContactSchema,
   ContactUpdateSchema,
+  NoQuerySchema,
 } from './contacts.js'
-import { errorResponses, success } from './responses.js'
+import { errorResponses, locationHeader, success } from './responses.js'
 
 const tags = ['contacts']
 
@@ -30,6 +31,7 @@ export const getContact = {
   description: 'Anche se archiviato. Un id inesistente, di un’altra organizzazione o non UUID dà lo stesso 404.',
   tags,
   params: ContactParamsSchema,
+  querystring: NoQuerySchema,
   response: { 200: success('Il contatto', Type.Ref(ContactSchema)), ...errorResponses.read },
 }
 
@@ -41,11 +43,10 @@ export const createContact = {
     'acquiredAt uguale a createdAt. L’email è unica nell’organizzazione senza distinzione di maiuscole. ' +
     'I tag devono esistere già; l’API non ne crea.',
   tags,
+  querystring: NoQuerySchema,
   body: Type.Ref(ContactCreateSchema),
   response: {
-    201: success('Il contatto creato', Type.Ref(ContactSchema), {
-      Location: { type: 'string', description: 'Percorso del nuovo contatto' },
-    }),
+    201: success('Il contatto creato', Type.Ref(ContactSchema), locationHeader),
     ...errorResponses.create,
   },
 }
@@ -58,6 +59,7 @@ export const updateContact = {
     'è rifiutato con invalid_body.',
   tags,
   params: ContactParamsSchema,
+  querystring: NoQuerySchema,
   body: Type.Ref(ContactUpdateSchema),
   response: { 200: success('Il contatto aggiornato', Type.Ref(ContactSchema)), ...errorResponses.update },
 }

@@ -6,12 +6,15 @@ import { build } from '../helper.ts'
 interface Operation {
   operationId: string
   security: Record<string, string[]>[]
-  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }>; headers?: object }>
+  responses: Record<
+    string,
+    { content?: Record<string, { schema: { $ref?: string }; examples?: object }>; headers?: object }
+  >
   parameters?: { in: string; name: string; required: boolean }[]
 }
 
 t.test('the served document is OpenAPI 3.1 from the route schemas, and the committed copy is current', async (t) => {
-  const { app } = await build(t, { RATE_LIMIT_MAX: '1' })
+  const { app } = await build(t)
   const res = await app.inject({ method: 'GET', url: '/openapi.json' })
   t.equal(res.statusCode, 200)
   const served = res.json()
@@ -24,12 +27,21 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
   t.same(parse(yaml.body), served, 'YAML and JSON say the same')
 
   t.equal(served.openapi, '3.1.0')
+  t.equal(served.info.version, JSON.parse(await readFile('package.json', 'utf8')).version, 'version of package.json')
+  t.ok(served.info.license?.name && served.info.contact?.email, 'license and contact')
+  t.match(served.info.description, /60 richieste ogni 60 secondi/, 'the rate limit of the configuration')
+  t.notOk('servers' in served, 'no relative server: clients set their base URL (or PUBLIC_URL names it)')
   t.same(Object.keys(served.components.schemas).sort(), [
     'Contact',
     'ContactCreate',
     'ContactList',
     'ContactUpdate',
-    'Error',
+    'EmailStatus',
+    'ErrorCode',
+    'ErrorDetail',
+    'ErrorResponse',
+    'ExistingContact',
+    'Stage',
   ])
   t.equal(served.components.securitySchemes.apiKey.scheme, 'bearer')
 
@@ -38,32 +50,53 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     for (const operation of Object.values(methods)) operations[operation.operationId] = operation
   }
   t.same(Object.keys(operations).sort(), ['createContact', 'getContact', 'listContacts', 'updateContact'])
+  const everywhere = ['400', '401', '403', '405', '408', '417', '429', '431', '500', '503']
   const expected: Record<string, [string, string[]]> = {
-    listContacts: ['contacts:read', ['200', '400', '401', '403', '429', '500']],
-    getContact: ['contacts:read', ['200', '401', '403', '404', '429', '500']],
-    createContact: ['contacts:write', ['201', '400', '401', '403', '409', '413', '429', '500']],
-    updateContact: ['contacts:write', ['200', '400', '401', '403', '404', '413', '429', '500']],
+    listContacts: ['contacts:read', ['200', ...everywhere]],
+    getContact: ['contacts:read', ['200', '404', ...everywhere]],
+    createContact: ['contacts:write', ['201', '409', '413', '415', ...everywhere]],
+    updateContact: ['contacts:write', ['200', '404', '413', '415', ...everywhere]],
   }
   for (const [id, [scope, statuses]] of Object.entries(expected)) {
     const operation = operations[id] as Operation
     t.same(operation.security, [{ apiKey: [scope] }], `${id} requires ${scope}`)
-    t.same(Object.keys(operation.responses).sort(), statuses, `${id} documents every status`)
+    t.same(Object.keys(operation.responses).sort(), statuses.sort(), `${id} documents every status`)
     for (const [status, response] of Object.entries(operation.responses)) {
-      t.ok(response.headers && 'X-RateLimit-Limit' in response.headers, `${id} ${status} has rate-limit headers`)
+      const headers = (response.headers ?? {}) as Record<string, { required?: boolean }>
+      for (const name of ['X-Request-Id', 'Cache-Control', 'X-Content-Type-Options']) {
+        t.equal(headers[name]?.required, true, `${id} ${status}: ${name} is required`)
+      }
       if (Number(status) >= 400) {
-        t.equal(response.content?.['application/json']?.schema.$ref, '#/components/schemas/Error', `${id} ${status}`)
+        const media = response.content?.['application/json']
+        t.equal(media?.schema.$ref, '#/components/schemas/ErrorResponse', `${id} ${status}: the envelope`)
+        t.ok(Object.keys(media?.examples ?? {}).length > 0, `${id} ${status}: an example of each code`)
       }
     }
   }
-  t.ok('Retry-After' in (operations.listContacts?.responses['429']?.headers ?? {}), '429 documents Retry-After')
+  const created = operations.createContact?.responses['201']?.headers as Record<string, { required?: boolean }>
+  t.equal(created.Location?.required, true, '201 documents Location as always sent')
+  const refused = operations.listContacts?.responses['429']?.headers as Record<string, { required?: boolean }>
+  t.equal(refused['Retry-After']?.required, true, '429 documents Retry-After as always sent')
   const query = operations.listContacts?.parameters ?? []
   t.ok(
     query.filter((p) => p.in === 'query').every((p) => p.required === false),
     'query parameters, defaults included, are optional',
   )
+  const cursor = query.find((p) => p.name === 'cursor') as { example?: unknown; schema?: { examples?: unknown } }
+  t.notOk(cursor.example ?? cursor.schema?.examples, 'no example cursor for a reference page to fill in')
+  const existing = served.components.schemas.ExistingContact.properties.status
+  t.same(existing, { $ref: '#/components/schemas/EmailStatus' }, "the conflict's status is an EmailStatus")
 
+  const limited = await build(t, {
+    RATE_LIMIT_MAX: '1',
+    RATE_LIMIT_WINDOW: '30000',
+    PUBLIC_URL: 'https://api.example.it',
+  })
+  const configured = (await limited.app.inject({ method: 'GET', url: '/openapi.json' })).json()
+  t.match(configured.info.description, /1 richieste ogni 30 secondi/, 'the description follows the configuration')
+  t.same(configured.servers, [{ url: 'https://api.example.it', description: 'rubrica' }], 'PUBLIC_URL names the server')
   for (let i = 0; i < 3; i++) {
-    const again = await app.inject({ method: 'GET', url: '/openapi.json' })
+    const again = await limited.app.inject({ method: 'GET', url: '/openapi.json' })
     t.equal(again.statusCode, 200, 'the document is not rate limited')
     t.notOk(again.headers['x-ratelimit-limit'])
   }

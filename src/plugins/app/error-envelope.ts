@@ -21,7 +21,7 @@ function fromFastifyError(error: FastifyError): ApiError | null {
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError(413, 'payload_too_large', 'Il corpo della richiesta supera la dimensione massima consentita.')
+      return errors.payloadTooLarge()
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError(

@@ -1,25 +1,30 @@
 // Requests that fail before Fastify routes them get the API's Italian envelope too, never Node's or Fastify's
 // English body or an empty one: malformed HTTP (400), a header block too large (431), a request that does not
 // arrive in time (408), an Expect other than 100-continue (417), a URL that cannot be routed (404).
+import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { type ApiError, errors } from '../../errors.js'
 
+/** The headers of an answer given outside Fastify, with the ones every answer of the service carries. */
+function envelopeHeaders(body: string, requestId: string): Record<string, string | number> {
+  return {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Request-Id': requestId,
+    Connection: 'close',
+  }
+}
+
 /** A whole HTTP response, for the socket-level errors where there is no reply object to send through. */
-function rawResponse(error: ApiError): string {
+function rawResponse(error: ApiError, requestId: string): string {
   const body = JSON.stringify(error.toBody())
-  return [
-    `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Cache-Control: no-store',
-    'X-Content-Type-Options: nosniff',
-    'Connection: close',
-    '',
-    body,
-  ].join('\r\n')
+  const headers = Object.entries(envelopeHeaders(body, requestId)).map(([name, value]) => `${name}: ${value}`)
+  return [`HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode]}`, ...headers, '', body].join('\r\n')
 }
 
 function clientErrorOf(code: string): ApiError {
@@ -33,9 +38,10 @@ export function clientErrorHandler(this: FastifyInstance, error: ConnectionError
   // A connection the client reset has nobody left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   const apiError = clientErrorOf(error.code)
+  const reqId = randomUUID()
   // Never the error object: Node attaches the request's raw bytes to it (rawPacket), Authorization included.
-  this.log.debug({ code: error.code, status: apiError.statusCode }, 'malformed request refused')
-  if (socket.writable) socket.end(rawResponse(apiError))
+  this.log.debug({ reqId, code: error.code, status: apiError.statusCode }, 'malformed request refused')
+  if (socket.writable) socket.end(rawResponse(apiError, reqId))
   else socket.destroy()
 }
 
@@ -54,14 +60,7 @@ export default fp(
     fastify.server.on('checkExpectation', (_request, response) => {
       const apiError = errors.expectationFailed()
       const body = JSON.stringify(apiError.toBody())
-      response.writeHead(apiError.statusCode, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(body),
-        'cache-control': 'no-store',
-        'x-content-type-options': 'nosniff',
-        connection: 'close',
-      })
-      response.end(body)
+      response.writeHead(apiError.statusCode, envelopeHeaders(body, randomUUID())).end(body)
     })
   },
   { name: 'protocol-errors' },

@@ -1,0 +1,53 @@
+// The contract check of test/helper.ts is not vacuous: answers that break the document are reported.
+import t from 'tap'
+import { contractViolations } from './contract.ts'
+
+const ID = '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10'
+const headers = {
+  'x-request-id': 'r1',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'x-ratelimit-limit': 60,
+  'x-ratelimit-remaining': 59,
+  'x-ratelimit-reset': 60,
+}
+const error = (code: string) => JSON.stringify({ error: { code, message: 'x' } })
+
+t.test('conforming answers pass, broken ones are reported', async (t) => {
+  const unauthorized = { method: 'GET', url: '/api/v1/contacts', status: 401, headers, payload: error('invalid_key') }
+  t.same(await contractViolations(unauthorized), [], 'a documented 401')
+  const cases: [string, Parameters<typeof contractViolations>[0], RegExp][] = [
+    ['an undocumented status', { ...unauthorized, status: 418 }, /status 418 is not documented for listContacts/],
+    ['a missing header', { ...unauthorized, headers: { 'x-request-id': 'r1' } }, /headers: .*cache-control/],
+    ['an unknown code', { ...unauthorized, payload: error('teapot') }, /body: \/error\/code/],
+    [
+      'a body outside the schema',
+      { ...unauthorized, status: 200, url: `/api/v1/contacts/${ID}`, payload: '{"id":"x"}' },
+      /body: /,
+    ],
+    [
+      'a bad format',
+      {
+        ...unauthorized,
+        status: 409,
+        method: 'POST',
+        payload: '{"error":{"code":"conflict","message":"x","existing":{"id":"x","status":"active"}}}',
+      },
+      /format "uuid"/,
+    ],
+    ['no operation, not 404/405', { ...unauthorized, method: 'PUT', status: 200 }, /status 200 for no operation/],
+    [
+      'a 405 without Allow',
+      { ...unauthorized, method: 'PUT', status: 405, payload: error('method_not_allowed') },
+      /without Allow/,
+    ],
+    ['not JSON', { ...unauthorized, payload: 'oops' }, /not JSON/],
+  ]
+  for (const [what, exchange, expected] of cases)
+    t.match((await contractViolations(exchange)).join(' | '), expected, what)
+  t.same(
+    await contractViolations({ ...unauthorized, url: '/health', status: 200, payload: '{}' }),
+    [],
+    'not in the document',
+  )
+})
