@@ -48,9 +48,9 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(errorEnvelope)
   await fastify.register(protocolErrors)
   for (const schema of sharedSchemas) fastify.addSchema(schema)
+  await fastify.register(responseHeaders)
   await fastify.register(shutdown)
   await fastify.register(requestLog)
-  await fastify.register(responseHeaders)
   await fastify.register(database, { database: options.database })
   await fastify.register(repositories)
   await fastify.register(authChanges)
@@ -75,16 +75,24 @@ export interface BuildOptions {
 /** The app in a server with rubrica's options, registered but not yet ready nor listening. */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config, options.logStream))
+  // Node keeps only the first 1,000 headers by default and drops the rest unseen, a second Authorization among
+  // them; the header block's size (16 KiB) still bounds how many there can be.
+  app.server.maxHeadersCount = 0
   await app.register(fp(serviceApp), { config, database: options.database })
   return app
 }
 
 const SAFE_REQUEST_ID = /^[\w.:-]{1,128}$/
+/** Something shaped like an API key, anywhere in a value. */
+const KEY_LIKE = /svc_[0-9a-f]{48}/i
 
-/** The caller's X-Request-Id when it is a plain token (it ends up in logs), otherwise a new UUID. */
+/**
+ * The caller's X-Request-Id when it is a plain token (it ends up in logs) and holds nothing shaped like an API
+ * key (a caller's mistake must not put a key in the logs); otherwise a new UUID.
+ */
 function requestId(request: IncomingMessage): string {
   const given = request.headers['x-request-id']
-  return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID()
+  return typeof given === 'string' && SAFE_REQUEST_ID.test(given) && !KEY_LIKE.test(given) ? given : randomUUID()
 }
 
 function serverOptions(config: Config, logStream?: { write(line: string): void }): FastifyHttpOptions<Server> {

@@ -1,5 +1,6 @@
 // Configuration from environment variables, validated once at start: a wrong value stops the start with a
 // message that names the variable. Every variable is documented in the README.
+import { isIP } from 'node:net'
 import { type Static, Type } from '@sinclair/typebox'
 import { envSchema } from 'env-schema'
 import { OperatorError } from './operator-error.js'
@@ -74,28 +75,59 @@ const ALLOWED_TEXT: Record<string, string> = {
   TRUST_PROXY: 'true, false, a number of proxies, or a comma-separated list of addresses and CIDR ranges',
 }
 
-/** A URL's password, masked: values are echoed in error messages, and a URL may carry one. */
+/**
+ * A value with anything that may be a password masked (`user:secret@host`, even in a value that is not a
+ * well-formed URL): values are echoed in error messages, and URLs carry passwords.
+ */
 export function withoutPassword(value: string): string {
-  try {
-    const url = new URL(value)
-    if (url.password) url.password = '***'
-    return url.toString()
-  } catch {
-    return value
+  return value.replace(/:[^:@/\s]*@/g, ':***@')
+}
+
+const invalid = (name: string, value: string | undefined) =>
+  new ConfigError(
+    `${name}: ${JSON.stringify(withoutPassword(value ?? ''))} is not valid; expected ${allowedValues(name)}.`,
+  )
+
+/** An IPv4 or IPv6 address, optionally with a CIDR prefix length that fits it. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, extra] = entry.split('/')
+  const family = isIP(address)
+  if (family === 0 || extra !== undefined) return false
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
+}
+
+/** What the schema cannot say: numbers spelled as plain digits, URLs that parse, proxies that are addresses. */
+function checkSpelling(env: NodeJS.ProcessEnv): void {
+  for (const [name, schema] of Object.entries(ConfigSchema.properties as Record<string, { type?: string }>)) {
+    const value = env[name]
+    if (value === undefined) continue
+    // Ajv's coercion would read 3e4 or 0x10 as numbers.
+    if (schema.type === 'integer' && !/^\d+$/.test(value)) throw invalid(name, value)
+    if (name.endsWith('_URL') && !URL.canParse(value)) throw invalid(name, value)
+  }
+  const proxies = env.TRUST_PROXY?.trim()
+  if (proxies && !/^(true|false|\d+)$/.test(proxies)) {
+    const entries = proxies.split(',').map((entry) => entry.trim())
+    if (!entries.every(isAddressOrRange)) throw invalid('TRUST_PROXY', env.TRUST_PROXY)
   }
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  let config: Config
   try {
     // Only the given environment is read (env: false), so tests and the CLI can hand in their own.
-    return envSchema<Config>({ schema: ConfigSchema, data: env, env: false, dotenv: false })
+    config = envSchema<Config>({ schema: ConfigSchema, data: env, env: false, dotenv: false })
   } catch (error) {
     const first = (error as { errors?: { instancePath?: string }[] }).errors?.[0]
     const name = first?.instancePath?.replace(/^\//, '')
     if (!name) throw error
-    const value = JSON.stringify(withoutPassword(env[name] ?? ''))
-    throw new ConfigError(`${name}: ${value} is not valid; expected ${allowedValues(name)}.`)
+    throw invalid(name, env[name])
   }
+  checkSpelling(env)
+  if (config.METRICS_ENABLED && config.METRICS_PORT !== 0 && config.METRICS_PORT === config.PORT) {
+    throw new ConfigError(`METRICS_PORT: ${config.METRICS_PORT} is PORT as well; expected another port for metrics.`)
+  }
+  return config
 }
 
 /** TRUST_PROXY as Fastify's trustProxy option. */

@@ -43,10 +43,12 @@ async function introduce(app: FastifyInstance, config: Config): Promise<void> {
   }
   const unused = await app.demo.unusedKey()
   if (unused) {
+    const stopped =
+      app.db.kind === 'pglite' ? ' (with the server stopped: the embedded database admits one process)' : ''
     process.stdout.write(
       `The demo key (…${unused.hint}) was shown on an earlier start and has never been used. If it is lost, make ` +
-        `another (with the server stopped, on the embedded database): npx rubrica key create --tenant ` +
-        `${unused.tenantId} --role admin --scopes contacts:read,contacts:write\n`,
+        `another${stopped}: npx rubrica key create --tenant ${unused.tenantId} --role admin ` +
+        '--scopes contacts:read,contacts:write\n',
     )
   }
 }

@@ -9,6 +9,9 @@ interface Failure {
   cause?: unknown
   port?: unknown
   address?: unknown
+  syscall?: unknown
+  hostname?: unknown
+  path?: unknown
 }
 
 /** PostgreSQL's and Node's codes, wherever the driver or Prisma put them in the error chain. */
@@ -29,13 +32,26 @@ function postgresAt(config: Config | undefined): string {
   }
 }
 
+/** Failures of the API server's own listen (its address or port), told apart from the database's. */
+function describeListen(code: string, error: Failure, config: Config | undefined): string | undefined {
+  if (error.syscall === 'getaddrinfo' && error.hostname === config?.HOST) {
+    return `HOST ${config?.HOST} cannot be resolved (${code}): set HOST to an address of this machine.`
+  }
+  if (error.syscall !== 'listen') return undefined
+  const where = `${String(error.address ?? config?.HOST)}:${String(error.port ?? config?.PORT)}`
+  if (code === 'EADDRINUSE') return `${where} is already in use: stop the other process, or set PORT to a free port.`
+  if (code === 'EACCES') return `this user may not listen on ${where}: set PORT to 1024 or above.`
+  return `cannot listen on ${where} (${code}): check HOST and PORT.`
+}
+
 function describeCode(code: string, error: Failure, config: Config | undefined): string | undefined {
   const postgres = postgresAt(config)
+  const listen = describeListen(code, error, config)
+  if (listen) return listen
   switch (code) {
-    case 'EADDRINUSE':
-      return `port ${String(error.port ?? config?.PORT)} on ${String(error.address ?? config?.HOST)} is already in use: stop the other process, or set PORT to a free port.`
     case 'EACCES':
-      return `this user may not listen on port ${String(error.port ?? config?.PORT)}: set PORT to 1024 or above.`
+    case 'EPERM':
+      return `permission denied${error.path ? ` on ${String(error.path)}` : ''}: run as a user that may use it.`
     case 'ECONNREFUSED':
     case 'ENOTFOUND':
     case 'EHOSTUNREACH':

@@ -89,6 +89,11 @@ async function failure(t: Test, started: Started, what: string): Promise<string>
 t.test('each cause of a failed start is one line that says what to do', async (t) => {
   await database('unmigrated', false)
   const migrated = await database('ports')
+  const broken = await database('broken')
+  const admin = new pg.Client({ connectionString: broken })
+  await admin.connect()
+  await admin.query(`INSERT INTO "_prisma_migrations" (id, checksum, migration_name) VALUES ('x', 'x', 'zzz_broken')`)
+  await admin.end()
   const dir = await temporaryDir(t, 'rubrica-start-')
   const file = join(dir, 'a-file')
   await writeFile(file, 'not a folder')
@@ -129,7 +134,7 @@ t.test('each cause of a failed start is one line that says what to do', async (t
     [
       'port in use',
       { DATABASE_URL: migrated, PORT: String(port) },
-      new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`),
+      new RegExp(`127\\.0\\.0\\.1:${port} is already in use`),
     ],
     [
       'metrics port in use',
@@ -142,6 +147,21 @@ t.test('each cause of a failed start is one line that says what to do', async (t
       /LOG_LEVEL: "loud" is not valid; expected one of fatal/,
     ],
   ]
+  cases.push(
+    ['HOST unresolvable', { DATABASE_URL: migrated, HOST: 'bogus.invalid' }, /HOST bogus\.invalid cannot be resolved/],
+    ['a port spelled as a float', { DATABASE_URL: migrated, PORT: '3e4' }, /PORT: "3e4" is not valid/],
+    [
+      'a URL that does not parse, with a password',
+      { DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:99999/x' },
+      /DATABASE_URL: "postgres:\/\/app:\*\*\*@127\.0\.0\.1:99999\/x" is not valid/,
+    ],
+    [
+      'DATA_DIR under /proc',
+      { DATA_DIR: '/proc/rubrica' },
+      /DATA_DIR \/proc\/rubrica cannot hold the embedded database/,
+    ],
+    ['a migration that failed', { DATABASE_URL: broken }, /zzz_broken failed earlier .*P3009.*prisma migrate resolve/],
+  )
   for (const [what, env, expected] of cases) t.match(await startFailure(t, env), expected, what)
 
   const started = start({ DATABASE_URL: at((u) => (u.pathname = '/unmigrated')) })

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { chmod, mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { OperatorError } from '../operator-error.js'
 
 export class DatabaseLockedError extends OperatorError {}
@@ -45,10 +45,30 @@ export async function makePrivate(dir: string): Promise<number> {
   return changed
 }
 
+/**
+ * Creates the missing folders of `dir`, one level at a time from the nearest existing one (Node's recursive
+ * mkdir loops forever under /proc), each private to the service's user.
+ */
+async function makeFolders(dir: string): Promise<void> {
+  const missing: string[] = []
+  for (let path = resolve(dir); ; path = dirname(path)) {
+    const exists = await stat(path).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return false
+        throw error
+      },
+    )
+    if (exists || dirname(path) === path) break
+    missing.unshift(path)
+  }
+  for (const path of missing) await mkdir(path, { mode: 0o700 })
+}
+
 /** Creates the folder (private) when missing, and refuses one that cannot hold a database. */
 export async function prepareDataDir(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 })
+    await makeFolders(dir)
     const probe = join(dir, `.write-test-${randomBytes(4).toString('hex')}`)
     await (await open(probe, 'wx', 0o600)).close()
     await rm(probe)
@@ -61,21 +81,30 @@ export async function prepareDataDir(dir: string): Promise<void> {
           ? 'it is on a read-only file system'
           : code === 'EACCES' || code === 'EPERM'
             ? 'this user may not write to it'
-            : String((error as Error).message)
+            : code === 'ENOENT'
+              ? 'a folder on its path cannot be made there (a special or read-only file system?)'
+              : String((error as Error).message)
     throw new DataDirError(`DATA_DIR ${dir} cannot hold the embedded database: ${reason}.`)
   }
 }
 
-/** The start time of process `pid` in clock ticks since boot, where /proc tells it. */
-function startTimeOf(pid: number): string | null {
+/** Fields 3 and on of /proc/<pid>/stat (after the command name, which may hold spaces), where /proc exists. */
+function procStat(pid: number): string[] | null {
   try {
-    // Field 22 of /proc/<pid>/stat; the command name (field 2) may hold spaces, so count after its ')'.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   } catch {
     return null
   }
 }
+
+/** The start time of process `pid` in clock ticks since boot (field 22), where /proc tells it. */
+function startTimeOf(pid: number): string | null {
+  return procStat(pid)?.[19] ?? null
+}
+
+/** A killed process stays a zombie until its parent reaps it: it holds nothing any more. */
+const isZombie = (pid: number) => ['Z', 'X'].includes(procStat(pid)?.[0] ?? '')
 
 function isAlive(owner: LockOwner): boolean {
   // In a container the restarted service often has the dead one's pid (1): that owner is an earlier process,
@@ -86,6 +115,7 @@ function isAlive(owner: LockOwner): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
+  if (isZombie(owner.pid)) return false
   const started = startTimeOf(owner.pid)
   return owner.started === null || started === null || started === owner.started
 }

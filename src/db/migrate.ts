@@ -42,21 +42,42 @@ async function readMigrations(dir: string) {
   )
 }
 
+export interface MigrationState {
+  /** Migrations of `dir` the database has not applied, in order. */
+  pending: string[]
+  /** Migrations that failed halfway and block later ones (Prisma's P3009). */
+  failed: string[]
+  /** Migrations the database has applied that `dir` does not have: a newer version ran on it. */
+  unknown: string[]
+}
+
 /**
- * The migrations of `dir` that the database has not applied, in order, without changing anything: a start on a
- * database that is not up to date stops with a message instead of failing on its first request.
+ * How the database stands against the migrations of `dir`, without changing anything: a start on a database
+ * that is not up to date stops with what to do instead of failing on its first request.
  */
-export async function pendingMigrations(session: SqlSession, dir = defaultMigrationsDir): Promise<string[]> {
+export async function migrationState(session: SqlSession, dir = defaultMigrationsDir): Promise<MigrationState> {
   const names = (await readMigrations(dir)).map((migration) => migration.name)
   const [table] = await session.query<{ found: string | null }>(
     `SELECT to_regclass('"_prisma_migrations"')::text AS found`,
   )
-  if (!table?.found) return names
-  const rows = await session.query<{ migration_name: string }>(
-    'SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+  if (!table?.found) return { pending: names, failed: [], unknown: [] }
+  const rows = await session.query<AppliedRow>(
+    'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
   )
-  const applied = new Set(rows.map((row) => row.migration_name))
-  return names.filter((name) => !applied.has(name))
+  const applied = new Set(rows.filter((r) => r.finished_at !== null).map((r) => r.migration_name))
+  return {
+    pending: names.filter((name) => !applied.has(name)),
+    failed: rows.filter((r) => r.finished_at === null && r.rolled_back_at === null).map((r) => r.migration_name),
+    unknown: [...applied].filter((name) => !names.includes(name)),
+  }
+}
+
+/** The P3009 message, shared by the start check and deploys: what blocks, and what to do. */
+export function failedMigrationsMessage(failed: readonly string[]): string {
+  return (
+    `migration ${failed.join(', ')} failed earlier and blocks new ones (Prisma P3009): fix the database, then ` +
+    'mark it with `prisma migrate resolve`, before `npm run db:deploy` can go on.'
+  )
 }
 
 export async function deployMigrations(session: SqlSession, dir = defaultMigrationsDir): Promise<DeployResult> {
@@ -78,12 +99,7 @@ export async function deployMigrations(session: SqlSession, dir = defaultMigrati
       'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at',
     )
     const failed = rows.filter((r) => r.finished_at === null && r.rolled_back_at === null)
-    if (failed.length > 0) {
-      throw new MigrationError(
-        `Migration ${failed.map((r) => r.migration_name).join(', ')} failed earlier and blocks new ones (Prisma P3009). ` +
-          'Fix the database, then mark it with `prisma migrate resolve`.',
-      )
-    }
+    if (failed.length > 0) throw new MigrationError(failedMigrationsMessage(failed.map((r) => r.migration_name)))
     const applied = new Map(rows.filter((r) => r.finished_at !== null).map((r) => [r.migration_name, r]))
     const result: DeployResult = { applied: [], alreadyApplied: 0 }
     for (const migration of migrations) {

@@ -5,7 +5,7 @@ import { ApiError, type ErrorCode, errors } from '../errors.js'
 import { EXAMPLE_ID } from './contacts.js'
 import { ErrorResponseSchema } from './errors.js'
 
-interface HeaderSpec {
+export interface HeaderSpec {
   type: 'string' | 'integer'
   description: string
   example: string | number

@@ -87,6 +87,17 @@ t.test('the lock: a live owner keeps it, a dead one is taken over at once', asyn
   await (await lockDataDir(dir))()
   t.pass('an exited process is taken over')
 
+  // A process killed while its parent does not reap it stays in /proc as a zombie: it holds nothing.
+  const parent = spawn('bash', ['-c', 'sleep 30 & echo $!; exec sleep 60'])
+  t.teardown(() => parent.kill('SIGKILL'))
+  const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d) => resolve(String(d)))))
+  const zombieStarted = startTime(zombie)
+  process.kill(zombie, 'SIGKILL')
+  while (!/\) Z /.test(readFileSync(`/proc/${zombie}/stat`, 'utf8'))) await new Promise((r) => setTimeout(r, 20))
+  await owner(zombie, hostname(), zombieStarted)
+  await (await lockDataDir(dir))()
+  t.pass('a killed owner not yet reaped (a zombie) is taken over')
+
   await owner(process.pid, hostname(), 'restarted container')
   await (await lockDataDir(dir))()
   t.pass('our own pid (a container restarted as pid 1 again) is taken over')

@@ -99,7 +99,7 @@ t.test('a failing migration is recorded as failed, rolled back, and blocks later
     for (const migrations of [dir, defaultMigrationsDir]) {
       t.match(
         await deployFailure(t, session, migrations),
-        /^Migration zzz_broken failed earlier and blocks new ones \(Prisma P3009\)/,
+        /^migration zzz_broken failed earlier and blocks new ones \(Prisma P3009\): fix the database/,
       )
     }
     t.equal((await migrationRows(session)).length, migrationNames.length + 1, 'the blocked deploys recorded nothing')

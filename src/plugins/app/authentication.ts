@@ -1,7 +1,7 @@
 // Resolves the Bearer API key of each request into request.auth. It refuses nothing itself, except a client
-// address that has used up its budget of refused requests: that one is refused before any database work. The
-// rate limiter then counts the request (per tenant, or per address when not authenticated), and authorization
-// refuses what must be refused.
+// address that has used up its budget of refused requests: a key that needs a database lookup is counted against
+// its address first, and refused then if the budget is gone. The rate limiter then counts the request (per
+// tenant, or per address when not authenticated), and authorization refuses what must be refused.
 import fp from 'fastify-plugin'
 import { BEARER, hashApiKey, KEY_PATTERN } from '../../api-key.js'
 import { type ApiError, errors } from '../../errors.js'
@@ -30,22 +30,28 @@ export default fp(
     fastify.decorateRequest('auth', null)
     fastify.decorateRequest('authError', null)
     fastify.addHook('onRequest', async function resolveApiKey(request, reply) {
+      // Node keeps the first of repeated Authorization headers: two credentials are ambiguous, never resolved,
+      // even when the first is empty.
+      if (repeatedAuthorization(request.raw.rawHeaders)) {
+        request.authError = errors.invalidKeyFormat()
+        return
+      }
       const header = request.headers.authorization
       if (header === undefined || header.trim() === '') {
         request.authError = errors.missingAuthorization()
         return
       }
       const key = BEARER.exec(header)?.[1]
-      // Node keeps the first of repeated Authorization headers: two credentials are ambiguous, never resolved.
-      if (key === undefined || repeatedAuthorization(request.raw.rawHeaders) || !KEY_PATTERN.test(key)) {
+      if (key === undefined || !KEY_PATTERN.test(key)) {
         request.authError = errors.invalidKeyFormat()
         return
       }
       const keyHash = hashApiKey(key)
       let resolved = fastify.apiKeys.cached(keyHash)
       if (resolved === undefined) {
-        await fastify.rateLimits.refuseExhaustedAddress(request, reply)
+        await fastify.rateLimits.reserveAddress(request, reply)
         resolved = await fastify.apiKeys.resolve(keyHash)
+        if (resolved !== null) await fastify.rateLimits.refundAddress(request)
       }
       if (resolved === null) request.authError = errors.invalidKey()
       else if (resolved.tenantStatus === 'closed') request.authError = errors.invalidOrRevoked()

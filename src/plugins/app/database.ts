@@ -1,9 +1,10 @@
 // The database: opened from the configuration (or adopted from the caller, as tests do) and brought up to date
 // with the migrations where the configuration asks for it; otherwise a start on a database that is not up to
 // date stops here, with what to do.
+import type { FastifyBaseLogger } from 'fastify'
 import fp from 'fastify-plugin'
 import { type Database, databaseOptionsFrom, openDatabase } from '../../db/database.js'
-import { deployMigrations, pendingMigrations } from '../../db/migrate.js'
+import { deployMigrations, failedMigrationsMessage, migrationState } from '../../db/migrate.js'
 import { OperatorError } from '../../operator-error.js'
 
 declare module 'fastify' {
@@ -15,6 +16,21 @@ declare module 'fastify' {
 export interface DatabasePluginOptions {
   /** An already open, migrated database; the app then neither migrates nor closes it. */
   database?: Database
+}
+
+/** Stops a start on a database that is not up to date, with what to do; warns of one that is ahead of it. */
+async function checkSchema(db: Database, log: FastifyBaseLogger): Promise<void> {
+  const { pending, failed, unknown } = await db.withSession((session) => migrationState(session))
+  if (failed.length > 0) throw new OperatorError(failedMigrationsMessage(failed))
+  if (pending.length > 0) {
+    throw new OperatorError(
+      `the database schema is not up to date (${pending.length} migration(s) not applied: ${pending.join(', ')}). ` +
+        'Run `npm run db:deploy` (or `npx rubrica db deploy`), or set MIGRATE_ON_START=true.',
+    )
+  }
+  if (unknown.length > 0) {
+    log.warn({ migrations: unknown }, 'the database has migrations this version does not know (a newer version?)')
+  }
 }
 
 export default fp<DatabasePluginOptions>(
@@ -34,13 +50,7 @@ export default fp<DatabasePluginOptions>(
         const result = await db.withSession((session) => deployMigrations(session))
         if (result.applied.length > 0) fastify.log.info({ migrations: result.applied }, 'migrations applied')
       } else {
-        const pending = await db.withSession((session) => pendingMigrations(session))
-        if (pending.length > 0) {
-          throw new OperatorError(
-            `the database schema is not up to date (${pending.length} migration(s) not applied: ${pending.join(', ')}). ` +
-              'Run `npm run db:deploy` (or `npx rubrica db deploy`), or set MIGRATE_ON_START=true.',
-          )
-        }
+        await checkSchema(db, fastify.log)
       }
     }
     fastify.decorate('db', db)

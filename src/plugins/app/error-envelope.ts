@@ -52,7 +52,8 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
 function unrouted(fastify: FastifyInstance, request: FastifyRequest, reply: FastifyReply): ApiError {
   const path = request.url.split('?', 1)[0] ?? '/'
   const allowed = METHODS.filter((method) => fastify.findRoute({ method, url: path }) !== null)
-  if (allowed.length === 0) return errors.notFound()
+  // A route of this very method that found nothing (a static file that is not there) is a plain 404.
+  if (allowed.length === 0 || allowed.includes(request.method as (typeof METHODS)[number])) return errors.notFound()
   reply.header('allow', allowed.join(', '))
   return errors.methodNotAllowed(request.method, allowed)
 }
@@ -81,11 +82,14 @@ export default fp(
       }
       // A request no route takes is answered as such whatever its body: parsing that body may fail first.
       const apiError = request.is404 ? unrouted(fastify, request, reply) : toApiError(error)
-      if (apiError.code === 'service_unavailable') request.log.warn({ err: error }, 'database unavailable')
-      else if (apiError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-      // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope, and
-      // no error is worth caching.
-      reply.header('cache-control', 'no-store')
+      // A 503 of the shutdown is foreseen and says nothing of the database: only a database error is logged so.
+      if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable')
+      else if (apiError.statusCode >= 500 && apiError.code !== 'service_unavailable') {
+        request.log.error({ err: error }, 'request failed')
+      }
+      // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope, no
+      // error is worth caching, and whatever hook did not run, none is to be sniffed.
+      reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff')
       return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
     })
     fastify.setNotFoundHandler(function handleNotFound(request, reply) {

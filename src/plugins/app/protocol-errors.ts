@@ -49,8 +49,10 @@ export function clientErrorHandler(this: FastifyInstance, error: ConnectionError
  * Fastify's frameworkErrors option: routing errors answered before any handler (bad percent-encoding, an
  * over-long path segment). Such a URL names no resource: the usual 404 envelope.
  */
-export function frameworkErrors(_error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+export function frameworkErrors(_error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const apiError = errors.notFound()
+  // No hook runs for these: the headers every answer carries are set here.
+  reply.headers({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-request-id': request.id })
   return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
 }
 

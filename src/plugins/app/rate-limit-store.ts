@@ -50,6 +50,12 @@ export class LocalCounters {
     return { current: window.count, ttl: window.startedAt + windowMs - now }
   }
 
+  /** Takes back one request counted in the current window (none if the window is over). */
+  refund(key: string, windowMs: number): void {
+    const window = this.countersOf(key).peek(key)
+    if (window && Date.now() - window.startedAt < windowMs && window.count > 0) window.count--
+  }
+
   private countersOf(key: string): LRUCache<string, Window> {
     return key.startsWith(TENANT_KEY_PREFIX) ? this.tenants : this.addresses
   }
@@ -63,6 +69,9 @@ return {n, ttl}`
 const READ_SCRIPT = `local n = redis.call('GET', KEYS[1])
 if not n then return {0, tonumber(ARGV[1])} end
 return {tonumber(n), redis.call('PTTL', KEYS[1])}`
+const REFUND_SCRIPT = `local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n > 0 then redis.call('DECR', KEYS[1]) end
+return {0, 0}`
 
 /** Counts in Redis, shared by every instance on it. */
 export class RedisCounters {
@@ -78,6 +87,10 @@ export class RedisCounters {
 
   read(key: string, windowMs: number): Promise<Count> {
     return this.run(READ_SCRIPT, key, windowMs)
+  }
+
+  async refund(key: string, windowMs: number): Promise<void> {
+    await this.run(REFUND_SCRIPT, key, windowMs)
   }
 
   private async run(script: string, key: string, windowMs: number): Promise<Count> {
@@ -103,6 +116,18 @@ export class CounterStore implements FastifyRateLimitStore {
   /** Every route and limiter shares the same counters. */
   child(): CounterStore {
     return this
+  }
+
+  /** Takes back one counted request, where it was counted (best effort: a lost refund only errs strict). */
+  async refund(key: string, windowMs: number): Promise<void> {
+    if (this.shared?.available) {
+      try {
+        return await this.shared.refund(key, windowMs)
+      } catch {
+        // Counted in Redis, where it stays: the window ends anyway.
+      }
+    }
+    this.local.refund(key, windowMs)
   }
 
   private async count(operation: 'incr' | 'read', key: string, windowMs: number): Promise<Count> {

@@ -104,6 +104,8 @@ t.test('malformed requests get the envelope, and no log line holds the key', asy
     t.equal(answer.status, status, `${what}: status`)
     t.equal(answer.headers['content-type'], 'application/json; charset=utf-8', `${what}: JSON`)
     t.equal(answer.headers['cache-control'], 'no-store', `${what}: no-store`)
+    t.equal(answer.headers['x-content-type-options'], 'nosniff', `${what}: nosniff`)
+    t.ok(answer.headers['x-request-id'], `${what}: a request id`)
     t.same(Object.keys(JSON.parse(answer.body || '{}').error ?? {}), ['code', 'message'], `${what}: the envelope`)
     t.equal(JSON.parse(answer.body || '{}').error?.code, code, `${what}: code`)
   }
@@ -114,6 +116,8 @@ t.test('malformed requests get the envelope, and no log line holds the key', asy
 
   const normal = parse(await exchange(port, [`${get}${auth}Connection: close\r\n\r\n`]))
   t.equal(normal.status, 200, 'a normal request at trace level')
+  const keyAsId = parse(await exchange(port, [`${get}${auth}X-Request-Id: ${key}\r\nConnection: close\r\n\r\n`]))
+  t.not(keyAsId.headers['x-request-id'], key, 'a key sent as request id is replaced, not echoed or logged')
 
   const all = lines.join('\n')
   const keyBytes = [...Buffer.from(key)]

@@ -64,3 +64,30 @@ t.test('an exhausted address is refused before any database work', async (t) => 
   const elsewhere = await request(app, tenant.key, { method: 'GET', url: LIST, remoteAddress: '10.9.8.7' })
   t.equal(elsewhere.statusCode, 200, 'from another address it is served')
 })
+
+t.test('concurrent guesses get no more key lookups than the budget', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '5' })
+  const lookups: string[] = []
+  const query = app.db.query.bind(app.db)
+  app.db.query = (name, sql, params) => {
+    if (name === 'api_keys_resolve') lookups.push(String(params[0]))
+    return query(name, sql, params)
+  }
+  const statuses = await Promise.all(
+    Array.from({ length: 300 }, (_, i) => request(app, randomKey(1000 + i), { method: 'GET', url: LIST })),
+  ).then((answers) => answers.map((res) => res.statusCode))
+  t.equal(lookups.length, 5, `${lookups.length} lookups for 300 concurrent guesses with a budget of 5`)
+  t.equal(statuses.filter((status) => status === 401).length, 5, 'five refused as unknown')
+  t.equal(statuses.filter((status) => status === 429).length, 295, 'the rest refused by the limit')
+})
+
+t.test('a valid key looked up from an address does not spend its budget', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '2' })
+  const tenants = await Promise.all(['A', 'B', 'C'].map((name) => createTenantWithKey(app, { name })))
+  for (const tenant of tenants) {
+    t.equal((await request(app, tenant.key, { method: 'GET', url: LIST })).statusCode, 200, 'a first lookup')
+  }
+  t.equal((await request(app, randomKey(1), { method: 'GET', url: LIST })).statusCode, 401, 'the budget is whole')
+  t.equal((await request(app, randomKey(2), { method: 'GET', url: LIST })).statusCode, 401)
+  t.equal((await request(app, randomKey(3), { method: 'GET', url: LIST })).statusCode, 429)
+})
