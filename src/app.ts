@@ -11,6 +11,7 @@ import authChanges from './plugins/app/auth-changes.js'
 import database from './plugins/app/database.js'
 import demo from './plugins/app/demo.js'
 import errorEnvelope from './plugins/app/error-envelope.js'
+import idempotency from './plugins/app/idempotency.js'
 import jsonBody from './plugins/app/json-body.js'
 import metrics from './plugins/app/metrics.js'
 import protocolErrors, { clientErrorHandler, frameworkErrors } from './plugins/app/protocol-errors.js'
@@ -54,6 +55,7 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(database, { database: options.database })
   await fastify.register(repositories)
   await fastify.register(authChanges)
+  await fastify.register(idempotency)
   await fastify.register(demo)
   await fastify.register(redis)
   await fastify.register(metrics)

@@ -3,6 +3,7 @@
 
 export const ERROR_CODES = [
   'bad_request',
+  'invalid_header',
   'invalid_body',
   'invalid_query',
   'unknown_tag',
@@ -17,9 +18,12 @@ export const ERROR_CODES = [
   'method_not_allowed',
   'request_timeout',
   'conflict',
+  'idempotency_key_in_use',
+  'precondition_failed',
   'payload_too_large',
   'unsupported_media_type',
   'expectation_failed',
+  'idempotency_key_reused',
   'rate_limit_exceeded',
   'headers_too_large',
   'internal',
@@ -93,6 +97,24 @@ export const errors = {
     ),
   expectationFailed: () =>
     new ApiError(417, 'expectation_failed', 'Intestazione Expect non supportata: è ammesso solo "100-continue".'),
+  preconditionFailed: () =>
+    new ApiError(
+      412,
+      'precondition_failed',
+      'Il contatto è cambiato dalla versione indicata in If-Match: rileggilo e riprova. Nulla è stato modificato.',
+    ),
+  idempotencyKeyReused: () =>
+    new ApiError(
+      422,
+      'idempotency_key_reused',
+      'Questa Idempotency-Key è già stata usata con una richiesta diversa: usa una chiave nuova per una richiesta nuova.',
+    ),
+  idempotencyKeyInUse: () =>
+    new ApiError(
+      409,
+      'idempotency_key_in_use',
+      'Una richiesta con questa Idempotency-Key è ancora in corso: riprova tra poco.',
+    ),
   payloadTooLarge: () =>
     new ApiError(413, 'payload_too_large', 'Il corpo della richiesta supera la dimensione massima consentita.'),
   unsupportedMediaType: () =>

@@ -18,7 +18,7 @@ t.test('conforming answers pass, broken ones are reported', async (t) => {
   t.same(await contractViolations(unauthorized), [], 'a documented 401')
   const cases: [string, Parameters<typeof contractViolations>[0], RegExp][] = [
     ['an undocumented status', { ...unauthorized, status: 418 }, /status 418 is not documented for listContacts/],
-    ['a missing header', { ...unauthorized, headers: { 'x-request-id': 'r1' } }, /headers: .*cache-control/],
+    ['a missing header', { ...unauthorized, headers: { 'x-request-id': 'r1' } }, /headers: Cache-Control is required/],
     ['an unknown code', { ...unauthorized, payload: error('teapot') }, /body: \/error\/code/],
     [
       'a body outside the schema',

@@ -15,8 +15,13 @@ export interface Exchange {
   payload: unknown
 }
 
+interface DocumentedResponse {
+  headers?: Record<string, { required?: boolean }>
+  content?: unknown
+}
+
 interface Document {
-  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown> }>>
+  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, DocumentedResponse> }>>
 }
 
 const document = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8')) as Document
@@ -65,23 +70,36 @@ export async function contractViolations(exchange: Exchange): Promise<string[]> 
   await ready
   const [path = '/', query = ''] = exchange.url.split('?', 2)
   const operation = api.matchOperation({ method: exchange.method, path, query, headers: {} }) as
-    | { operationId?: string; responses?: Record<string, unknown> }
+    | { operationId?: string; responses?: Record<string, DocumentedResponse> }
     | undefined
-  const body = bodyOf(exchange.payload)
-  if ('error' in body) return [body.error]
-  if (!operation?.operationId) return offDocument(exchange, body.parsed)
-  const problems: string[] = []
-  if (!operation.responses?.[String(exchange.status)]) {
-    problems.push(`status ${exchange.status} is not documented for ${operation.operationId}`)
+  if (!operation?.operationId) {
+    const body = bodyOf(exchange.payload)
+    return 'error' in body ? [body.error] : offDocument(exchange, body.parsed)
+  }
+  const documented = operation.responses?.[String(exchange.status)]
+  if (!documented) return [`status ${exchange.status} is not documented for ${operation.operationId}`]
+  const problems = headerProblems(exchange, operation.operationId, documented)
+  if (documented.content === undefined) {
+    // A response without content (304): nothing may be sent.
+    if (exchange.payload !== undefined && exchange.payload !== '') problems.push('a body where none is documented')
     return problems
   }
-  const id = operation.operationId
-  const response = api.validateResponse(body.parsed, id, exchange.status)
+  const body = bodyOf(exchange.payload)
+  if ('error' in body) return [...problems, body.error]
+  const response = api.validateResponse(body.parsed, operation.operationId, exchange.status)
   for (const error of response.errors ?? []) problems.push(`body: ${error.instancePath} ${error.message}`)
-  const headers = api.validateResponseHeaders(exchange.headers, id, {
-    statusCode: exchange.status,
-    setMatchType: 'superset' as never,
-  })
-  for (const error of headers.errors ?? []) problems.push(`headers: ${error.instancePath} ${error.message}`)
   return problems
+}
+
+/** Headers marked required must be there; every documented header that is there must fit its schema. */
+function headerProblems(exchange: Exchange, operationId: string, documented: DocumentedResponse): string[] {
+  const sent = new Set(Object.keys(exchange.headers).map((name) => name.toLowerCase()))
+  const missing = Object.entries(documented.headers ?? {})
+    .filter(([name, header]) => header.required === true && !sent.has(name.toLowerCase()))
+    .map(([name]) => `headers: ${name} is required`)
+  const checked = api.validateResponseHeaders(exchange.headers, operationId, {
+    statusCode: exchange.status,
+    setMatchType: 'any' as never,
+  })
+  return [...missing, ...(checked.errors ?? []).map((error) => `headers: ${error.instancePath} ${error.message}`)]
 }

@@ -50,6 +50,23 @@ t.test('two instances share the rate limit and see revocations at once', async (
     t.equal(((await refused.json()) as { error: { code: string } }).error.code, 'rate_limit_exceeded')
   }
 
+  // A paying customer gets a higher limit: announced like a revocation, applied by both within a second.
+  const raisedAt = Date.now()
+  await cli(['tenant', 'limit', String(tenant.id), '--per-minute', '100'], { DATABASE_URL: postgres.url })
+  for (const url of urls) {
+    let limit = ''
+    while (Date.now() - raisedAt < 1000) {
+      const res = await fetch(`${url}/api/v1/contacts?limit=1`, { headers })
+      limit = res.headers.get('x-ratelimit-limit') ?? ''
+      if (limit === '100') {
+        t.equal(res.status, 200, `${url}: served again under the raised limit`)
+        break
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    t.equal(limit, '100', `${url} applies the tenant's new limit within a second`)
+  }
+
   // Both instances have the key cached (AUTH_CACHE_TTL_MS is 5 s): the announcement must clear it.
   const revokedAt = Date.now()
   await cli(['key', 'revoke', String(issued.id)], { DATABASE_URL: postgres.url })

@@ -10,13 +10,18 @@ export interface TenantSummary {
   id: string
   name: string
   status: TenantStatus
+  /** Requests per rate-limit window; null: the service's RATE_LIMIT_MAX. */
+  rateLimitMax: number | null
 }
+
+/** The largest per-tenant limit an operator may set (requests per window). */
+export const TENANT_RATE_LIMIT_MAX = 1_000_000
 
 export interface TenantListItem extends TenantSummary {
   createdAt: Date
 }
 
-const summary = { id: true, name: true, status: true } as const
+const summary = { id: true, name: true, status: true, rateLimitMax: true } as const
 
 export async function createTenant(prisma: PrismaExecutor, name: string): Promise<TenantSummary> {
   const data = { name: cleanText(name, 'Tenant name', TENANT_NAME_MAX_LENGTH) }
@@ -31,6 +36,38 @@ export async function listTenants(prisma: PrismaExecutor): Promise<TenantListIte
   })
 }
 
+/** Sets a tenant's own rate limit (requests per window), or with null goes back to the service's default. */
+export async function setTenantRateLimit(
+  prisma: PrismaExecutor,
+  tenantId: string,
+  rateLimitMax: number | null,
+): Promise<TenantSummary> {
+  const id = assertUuid(tenantId, 'Tenant id')
+  if (
+    rateLimitMax !== null &&
+    !(Number.isInteger(rateLimitMax) && rateLimitMax >= 1 && rateLimitMax <= TENANT_RATE_LIMIT_MAX)
+  ) {
+    throw new AdminError(`The limit must be an integer from 1 to ${TENANT_RATE_LIMIT_MAX}.`)
+  }
+  return updateTenant(prisma, id, { rateLimitMax })
+}
+
+async function updateTenant(
+  prisma: PrismaExecutor,
+  id: string,
+  data: { status?: TenantStatus; rateLimitMax?: number | null },
+): Promise<TenantSummary> {
+  try {
+    return await prisma.tenant.update({ where: { id }, data, select: summary })
+  } catch (error) {
+    // P2025: the record to update does not exist.
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') {
+      throw new AdminError(`Tenant ${id} does not exist.`)
+    }
+    throw error
+  }
+}
+
 export async function setTenantStatus(
   prisma: PrismaExecutor,
   tenantId: string,
@@ -40,13 +77,5 @@ export async function setTenantStatus(
   if (!TENANT_STATUSES.includes(status)) {
     throw new AdminError(`Tenant status must be one of ${TENANT_STATUSES.join(', ')}.`)
   }
-  try {
-    return await prisma.tenant.update({ where: { id }, data: { status }, select: summary })
-  } catch (error) {
-    // P2025: the record to update does not exist.
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') {
-      throw new AdminError(`Tenant ${id} does not exist.`)
-    }
-    throw error
-  }
+  return updateTenant(prisma, id, { status })
 }

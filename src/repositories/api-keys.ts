@@ -13,6 +13,8 @@ export interface ResolvedKey {
   tenantStatus: TenantStatus
   role: Role
   scopes: readonly string[]
+  /** The tenant's own rate limit per window; null: the service's. */
+  rateLimitMax: number | null
 }
 
 interface KeyRow {
@@ -21,12 +23,13 @@ interface KeyRow {
   tenantStatus: TenantStatus
   role: Role
   scopes: string[]
+  rateLimitMax: number | null
   revokedAt: Date | null
   lastUsedAt: Date | null
 }
 
 const RESOLVE_SQL = `SELECT k.id, k.tenant_id AS "tenantId", t.status AS "tenantStatus", k.role, k.scopes,
-  k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt"
+  t.rate_limit_max AS "rateLimitMax", k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt"
   FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = $1`
 const TOUCH_SQL = 'UPDATE api_keys SET last_used_at = now() WHERE id = $1'
 
@@ -64,7 +67,14 @@ export class ApiKeyRepository {
     const [row] = await this.db.query<KeyRow>('api_keys_resolve', RESOLVE_SQL, [keyHash])
     const key =
       row && row.revokedAt === null
-        ? { keyId: row.id, tenantId: row.tenantId, tenantStatus: row.tenantStatus, role: row.role, scopes: row.scopes }
+        ? {
+            keyId: row.id,
+            tenantId: row.tenantId,
+            tenantStatus: row.tenantStatus,
+            role: row.role,
+            scopes: row.scopes,
+            rateLimitMax: row.rateLimitMax,
+          }
         : null
     if (key) this.known?.set(keyHash, key)
     else this.refused?.set(keyHash, REFUSED)

@@ -13,7 +13,8 @@ import { CONTACT_SELECT, contactSelectList, toContact } from './contact-columns.
 const TAG_NAMES_OF =
   'SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = {id} ORDER BY t.name COLLATE "C"'
 
-const READ_COLUMNS = contactSelectList('c', `ARRAY(${TAG_NAMES_OF.replace('{id}', 'c.id')})`)
+// The version rides along: it is the contact's ETag, and serialisation leaves it out of the body.
+const READ_COLUMNS = `${contactSelectList('c', `ARRAY(${TAG_NAMES_OF.replace('{id}', 'c.id')})`)}, c.version`
 const GET_SQL = `SELECT ${READ_COLUMNS} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`
 const TAG_NAMES_SQL = TAG_NAMES_OF.replace('{id}', '$1')
 /** In the order a contact shows its tags, so that a new contact's tags need no sorting. */
@@ -48,6 +49,8 @@ function listStatement(query: ContactListQuery): { name: string; sql: string; pa
   if (query.cursor !== undefined) add('cursor', 'c.created_at < ?', cursorBound(query.cursor))
   if (query.emailStatus !== undefined) add('status', 'c.email_status = ?::email_status', query.emailStatus)
   if (query.stage !== undefined) add('stage', 'c.stage = ?::stage', query.stage)
+  // The per-tenant unique index on (tenant_id, email_key), where email_key is lower(email) (a trigger).
+  if (query.email !== undefined) add('email', 'c.email_key = lower(?)', query.email)
   if (!query.includeArchived) {
     conditions.push('c.archived_at IS NULL')
     flags.push('live')
@@ -58,10 +61,25 @@ function listStatement(query: ContactListQuery): { name: string; sql: string; pa
   return { name: `contacts_list_${flags.join('_') || 'all'}`, sql, params }
 }
 
+/** A contact and the version of its row, which moves on every change (the contact's ETag). */
+export interface Versioned {
+  contact: Contact
+  version: number
+}
+
+/** The versions a conditional update accepts (If-Match), or any existing contact ('*'). */
+export type Expected = readonly number[] | '*'
+
 export type CreateResult =
-  | { kind: 'created'; contact: Contact }
+  | ({ kind: 'created' } & Versioned)
   | { kind: 'unknown_tags'; names: string[] }
-  | { kind: 'conflict'; existing: { id: string; status: string } }
+  | { kind: 'conflict'; existing: { id: string; status: EmailStatus } }
+
+export type UpdateResult = ({ kind: 'updated' } & Versioned) | { kind: 'not_found' } | { kind: 'precondition_failed' }
+
+type ContactRow = Contact & { version: number }
+
+const versioned = ({ version, ...contact }: ContactRow): Versioned => ({ contact, version })
 
 export class ContactRepository {
   private readonly prisma: Database['prisma']
@@ -80,9 +98,9 @@ export class ContactRepository {
     return { data: page, next: rows.length > query.limit && last ? last.createdAt : null }
   }
 
-  async get(tenantId: string, id: string): Promise<Contact | null> {
-    const [row] = await this.db.query<Contact>('contacts_get', GET_SQL, [tenantId, id])
-    return row ?? null
+  async get(tenantId: string, id: string): Promise<Versioned | null> {
+    const [row] = await this.db.query<ContactRow>('contacts_get', GET_SQL, [tenantId, id])
+    return row ? versioned(row) : null
   }
 
   async create(tenantId: string, input: ContactCreate): Promise<CreateResult> {
@@ -109,16 +127,11 @@ export class ContactRepository {
           source: 'api',
           ...(tags.length > 0 && { tags: { create: tags.map((t) => ({ tagId: t.id })) } }),
         },
-        select: CONTACT_SELECT,
+        select: { ...CONTACT_SELECT, version: true },
       })
       // Tag names are compared exactly, so the stored names are the ones sent, here in the order contacts show them.
-      return {
-        kind: 'created',
-        contact: toContact(
-          record,
-          tags.map((tag) => tag.name),
-        ),
-      }
+      const names = tags.map((tag) => tag.name)
+      return { kind: 'created', contact: toContact(record, names), version: record.version }
     } catch (error) {
       // The only unique key a new contact can break is (tenant, lower(email)): the trigger moves created_at.
       // Validated emails are ASCII, where JavaScript's toLowerCase and PostgreSQL's lower() agree.
@@ -133,20 +146,38 @@ export class ContactRepository {
     }
   }
 
-  /** Changes only the fields present; an empty patch reads the contact unchanged. */
-  async update(tenantId: string, id: string, patch: ContactUpdate): Promise<Contact | null> {
-    if (Object.keys(patch).length === 0) return this.get(tenantId, id)
+  /**
+   * Changes only the fields present; an empty patch reads the contact unchanged. With `expected` (If-Match) the
+   * change applies only to a contact that still has one of those versions, checked in the same statement.
+   */
+  async update(tenantId: string, id: string, patch: ContactUpdate, expected: Expected = '*'): Promise<UpdateResult> {
+    if (Object.keys(patch).length === 0) {
+      const current = await this.get(tenantId, id)
+      if (!current) return { kind: 'not_found' }
+      return matches(current.version, expected) ? { kind: 'updated', ...current } : { kind: 'precondition_failed' }
+    }
     // One UPDATE … RETURNING: the answer is the state this PATCH wrote even when others write at once, and no
     // transaction holds a pooled connection while it waits. PATCH cannot change tags, so reading them after
     // the update answers the same as reading them with it.
     const [record] = await this.prisma.contact.updateManyAndReturn({
-      where: { id, tenantId },
+      where: { id, tenantId, ...(expected !== '*' && { version: { in: [...expected] } }) },
       data: patch,
-      select: CONTACT_SELECT,
+      select: { ...CONTACT_SELECT, version: true },
     })
-    if (!record) return null
+    if (!record) {
+      // Nothing changed: tell a contact that moved on from one that is not there.
+      const exists = expected !== '*' && (await this.get(tenantId, id)) !== null
+      return { kind: exists ? 'precondition_failed' : 'not_found' }
+    }
     const tagRows = await this.db.query<{ name: string }>('contact_tag_names', TAG_NAMES_SQL, [id])
-    const tagNames = tagRows.map((row) => row.name)
-    return toContact(record, tagNames)
+    const contact = toContact(
+      record,
+      tagRows.map((row) => row.name),
+    )
+    return { kind: 'updated', contact, version: record.version }
   }
+}
+
+function matches(version: number, expected: Expected): boolean {
+  return expected === '*' || expected.includes(version)
 }

@@ -19,6 +19,9 @@ export const VISIBLE_TEXT = `^(?!\\s*$)[^${FORBIDDEN}]*$`
 /** Digits, spaces, a leading +, dots, dashes and parentheses, with at least 3 digits. */
 export const PHONE = '^\\+?(?:[ ().-]*[0-9]){3}[0-9 ().-]*$'
 
+/** An Idempotency-Key: 1 to 255 printable ASCII characters, not starting or ending with a space. */
+export const IDEMPOTENCY_KEY = '^[\\x21-\\x7E](?:[\\x20-\\x7E]{0,253}[\\x21-\\x7E])?$'
+
 /** The Italian words for what a pattern requires, keyed by the pattern (validation messages use them). */
 export const PATTERN_DESCRIPTIONS: Record<string, string> = {
   [PRINTABLE]: 'non deve contenere caratteri di controllo, di formato (invisibili) o separatori di riga',
@@ -26,6 +29,7 @@ export const PATTERN_DESCRIPTIONS: Record<string, string> = {
     'deve contenere almeno un carattere visibile e nessun carattere di controllo, di formato (invisibile) o ' +
     'separatore di riga',
   [PHONE]: 'deve contenere almeno 3 cifre e solo cifre, spazi, + iniziale, punti, trattini e parentesi',
+  [IDEMPOTENCY_KEY]: 'deve avere da 1 a 255 caratteri ASCII stampabili, senza spazi all’inizio o alla fine',
 }
 
 /** A plain UUID, any case. ajv-formats' uuid also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not. */

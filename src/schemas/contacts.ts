@@ -202,6 +202,14 @@ export const ContactListQuerySchema = Type.Object(
     ),
     emailStatus: Type.Optional(EmailStatusRef),
     stage: Type.Optional(StageRef),
+    email: Type.Optional(
+      Type.String({
+        format: 'email',
+        maxLength: LIMITS.email,
+        description: 'Solo il contatto con questa email, senza distinzione di maiuscole (0 o 1 elemento)',
+        examples: ['anna.rossi@example.it'],
+      }),
+    ),
     includeArchived: Type.Boolean({
       default: false,
       description: 'Includere anche i contatti archiviati',

@@ -42,12 +42,38 @@ const json = (schema: TSchema, examples?: Record<string, { summary: string; valu
   'application/json': { schema, ...(examples && { examples }) },
 })
 
-export function success(description: string, schema: TSchema, headers: Record<string, HeaderSpec> = {}) {
+export function success(
+  description: string,
+  schema: TSchema,
+  headers: Record<string, HeaderSpec | (typeof replayedHeader)['Idempotent-Replayed']> = {},
+) {
   return { description, headers: { ...always, ...rateLimit, ...headers }, content: json(schema) }
 }
 
 export const locationHeader = {
   Location: header('string', 'Percorso del nuovo contatto', `/api/v1/contacts/${EXAMPLE_ID}`),
+}
+
+export const etagHeader = {
+  ETag: header('string', 'Versione del contatto, da usare con If-Match e If-None-Match', '"v3"'),
+}
+
+/** Sent only on answers given again for an Idempotency-Key, so not required. */
+export const replayedHeader = {
+  'Idempotent-Replayed': {
+    type: 'string' as const,
+    description: 'true se la risposta è quella della prima richiesta con la stessa Idempotency-Key',
+    example: 'true',
+  },
+}
+
+/** 304: the client's copy (If-None-Match) is the current one; no body. */
+export function notModified() {
+  return {
+    description: 'Non modificato: la copia del client (If-None-Match) è quella attuale. Nessun corpo.',
+    type: 'null',
+    headers: { ...always, ...rateLimit, ...etagHeader },
+  }
 }
 
 interface StatusSpec {
@@ -66,10 +92,17 @@ const STATUSES: Record<number, StatusSpec> = {
     counted: false,
   },
   408: { description: 'La richiesta non è arrivata per intero in tempo', counted: false },
-  409: { description: 'Esiste già un contatto con la stessa email; `error.existing` indica quale', counted: true },
+  409: {
+    description:
+      'Esiste già un contatto con la stessa email (`error.existing` indica quale), oppure una richiesta con la stessa ' +
+      'Idempotency-Key è ancora in corso',
+    counted: true,
+  },
+  412: { description: 'Il contatto non ha più la versione indicata in If-Match: nulla è cambiato', counted: true },
   413: { description: 'Corpo della richiesta troppo grande', counted: true },
   415: { description: 'Corpo JSON in una codifica diversa da UTF-8', counted: true },
   417: { description: 'Intestazione Expect non supportata', counted: false },
+  422: { description: 'Idempotency-Key già usata con una richiesta diversa', counted: true },
   429: { description: 'Limite di richieste superato', counted: true },
   431: { description: 'Intestazioni della richiesta troppo grandi', counted: false },
   500: { description: 'Errore interno: il dettaglio è solo nel log, con l’id della richiesta', counted: false },
@@ -82,6 +115,11 @@ const STATUSES: Record<number, StatusSpec> = {
 /** What a client sees for each code: the server's own messages, with example values. */
 const EXAMPLES: Record<ErrorCode, ApiError> = {
   bad_request: errors.badRequest(),
+  invalid_header: new ApiError(
+    400,
+    'invalid_header',
+    'L\'intestazione "idempotency-key" non è valida: deve avere da 1 a 255 caratteri ASCII stampabili.',
+  ),
   invalid_body: new ApiError(
     400,
     'invalid_body',
@@ -100,6 +138,9 @@ const EXAMPLES: Record<ErrorCode, ApiError> = {
   method_not_allowed: errors.methodNotAllowed('HEAD', ['GET', 'POST']),
   request_timeout: errors.requestTimeout(),
   conflict: errors.conflict({ id: EXAMPLE_ID, status: 'active' }),
+  idempotency_key_in_use: errors.idempotencyKeyInUse(),
+  idempotency_key_reused: errors.idempotencyKeyReused(),
+  precondition_failed: errors.preconditionFailed(),
   payload_too_large: errors.payloadTooLarge(),
   unsupported_media_type: errors.unsupportedMediaType(),
   expectation_failed: errors.expectationFailed(),
@@ -146,13 +187,15 @@ export const errorResponses = {
   create: {
     ...common,
     ...bodies,
-    400: failure(400, ['invalid_body', 'unknown_tag', 'invalid_query', 'bad_request']),
-    409: failure(409, ['conflict']),
+    400: failure(400, ['invalid_body', 'unknown_tag', 'invalid_query', 'invalid_header', 'bad_request']),
+    409: failure(409, ['conflict', 'idempotency_key_in_use']),
+    422: failure(422, ['idempotency_key_reused']),
   },
   update: {
     ...common,
     ...bodies,
     400: failure(400, ['invalid_body', 'invalid_query', 'bad_request']),
     404: failure(404, ['not_found']),
+    412: failure(412, ['precondition_failed']),
   },
 }

@@ -126,7 +126,7 @@ t.test('tenant create, list and status', async (t) => {
     '--name',
     '  Rossi & Figli S.r.l.  ',
   ])
-  t.same(Object.keys(created).sort(), ['id', 'name', 'status'])
+  t.same(Object.keys(created).sort(), ['id', 'name', 'rateLimitMax', 'status'])
   t.equal(created.name, 'Rossi & Figli S.r.l.', 'trimmed')
   t.equal(created.status, 'active')
 
@@ -145,8 +145,22 @@ t.test('tenant create, list and status', async (t) => {
   t.equal(text.code, 0)
   t.equal(text.stdout, `Tenant ${created.id} "Rossi & Figli S.r.l." is now active.\n`)
   const table = await cli(['tenant', 'list'])
-  t.match(table.stdout, /^ID +STATUS +CREATED +NAME\n/)
-  t.match(table.stdout, `${created.id}  active `)
+  t.match(table.stdout, /^ID +STATUS +LIMIT +CREATED +NAME\n/)
+  t.match(table.stdout, `${created.id}  active  default `)
+
+  const limited = await cliJson(t, ['tenant', 'limit', created.id, '--per-minute', '600'])
+  t.same(limited, { ...created, rateLimitMax: 600 })
+  const limitText = await cli(['tenant', 'limit', created.id, '--default'])
+  t.equal(limitText.stdout, `Tenant ${created.id} "Rossi & Figli S.r.l." now has the default rate limit.\n`)
+  t.equal((await prisma.tenant.findUnique({ where: { id: created.id } }))?.rateLimitMax, null)
+  for (const argv of [
+    ['tenant', 'limit', created.id],
+    ['tenant', 'limit', created.id, '--per-minute', '0'],
+    ['tenant', 'limit', created.id, '--per-minute', '10', '--default'],
+  ]) {
+    const refused = await cli(argv)
+    t.not(refused.code, 0, `${argv.slice(3).join(' ') || 'no option'}: refused`)
+  }
 })
 
 t.test('key create, list and revoke', async (t) => {

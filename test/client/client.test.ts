@@ -50,6 +50,30 @@ t.test('create, list with the cursor, read, patch and an error, through the type
   t.equal(conflict.error?.error.code, 'conflict')
   t.equal(conflict.error?.error.existing?.id, contact.id)
 
+  // The integration features, typed: a retried create, a conditional update, a lookup by email.
+  const retried = await client.POST('/api/v1/contacts', {
+    params: { header: { 'idempotency-key': 'client-1' } },
+    body: { email: 'retry@example.it' },
+  })
+  const again = await client.POST('/api/v1/contacts', {
+    params: { header: { 'idempotency-key': 'client-1' } },
+    body: { email: 'retry@example.it' },
+  })
+  t.equal(again.response.headers.get('idempotent-replayed'), 'true')
+  t.same(again.data, retried.data, 'a retry gets the same contact')
+  const etag = read.response.headers.get('etag') ?? ''
+  const stale = await client.PATCH('/api/v1/contacts/{id}', {
+    params: { path: { id: contact.id }, header: { 'if-match': etag } },
+    body: { stage: 'prospect' },
+  })
+  t.equal(stale.response.status, 412, 'the ETag read before the first PATCH is stale')
+  t.equal(stale.error?.error.code, 'precondition_failed')
+  const byEmail = await client.GET('/api/v1/contacts', { params: { query: { email: 'RETRY@example.it' } } })
+  t.same(
+    byEmail.data?.data.map((c) => c.email),
+    ['retry@example.it'],
+  )
+
   const missing = await client.GET('/api/v1/contacts/{id}', {
     params: { path: { id: '00000000-0000-4000-8000-000000000000' } },
   })

@@ -43,6 +43,7 @@ export const LOWERCASE_UUID = new RegExp(UUID.source)
 /** The HTTP status each error code is documented with. */
 export const STATUS_OF: Record<ErrorCode, number> = {
   bad_request: 400,
+  invalid_header: 400,
   invalid_body: 400,
   invalid_query: 400,
   unknown_tag: 400,
@@ -57,9 +58,12 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
+  idempotency_key_in_use: 409,
+  precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
   expectation_failed: 417,
+  idempotency_key_reused: 422,
   rate_limit_exceeded: 429,
   headers_too_large: 431,
   internal: 500,

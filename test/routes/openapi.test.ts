@@ -53,9 +53,9 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
   const everywhere = ['400', '401', '403', '405', '408', '417', '429', '431', '500', '503']
   const expected: Record<string, [string, string[]]> = {
     listContacts: ['contacts:read', ['200', ...everywhere]],
-    getContact: ['contacts:read', ['200', '404', ...everywhere]],
-    createContact: ['contacts:write', ['201', '409', '413', '415', ...everywhere]],
-    updateContact: ['contacts:write', ['200', '404', '413', '415', ...everywhere]],
+    getContact: ['contacts:read', ['200', '304', '404', ...everywhere]],
+    createContact: ['contacts:write', ['201', '409', '413', '415', '422', ...everywhere]],
+    updateContact: ['contacts:write', ['200', '404', '412', '413', '415', ...everywhere]],
   }
   for (const [id, [scope, statuses]] of Object.entries(expected)) {
     const operation = operations[id] as Operation
@@ -75,6 +75,8 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
   }
   const created = operations.createContact?.responses['201']?.headers as Record<string, { required?: boolean }>
   t.equal(created.Location?.required, true, '201 documents Location as always sent')
+  t.equal(created.ETag?.required, true, '201 documents the ETag as always sent')
+  t.notOk(created['Idempotent-Replayed']?.required, 'Idempotent-Replayed only on replays')
   const refused = operations.listContacts?.responses['429']?.headers as Record<string, { required?: boolean }>
   t.equal(refused['Retry-After']?.required, true, '429 documents Retry-After as always sent')
   const query = operations.listContacts?.parameters ?? []

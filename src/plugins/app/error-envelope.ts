@@ -12,12 +12,9 @@ function fromFastifyError(error: FastifyError): ApiError | null {
     const context = error.validationContext
     // A path id that is not even a UUID names no contact: the same 404 as an absent one.
     if (context === 'params') return errors.notFound()
-    const part = context === 'querystring' ? 'querystring' : 'body'
-    return new ApiError(
-      400,
-      part === 'body' ? 'invalid_body' : 'invalid_query',
-      describeValidationError(error.validation as ErrorObject[], part),
-    )
+    const part = context === 'querystring' || context === 'headers' ? context : 'body'
+    const code = ({ body: 'invalid_body', querystring: 'invalid_query', headers: 'invalid_header' } as const)[part]
+    return new ApiError(400, code, describeValidationError(error.validation as ErrorObject[], part))
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

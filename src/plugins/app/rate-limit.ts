@@ -1,4 +1,5 @@
-// RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW for each tenant, all its keys together. Requests that are not
+// RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW for each tenant, all its keys together, unless the tenant has a
+// limit of its own. Requests that are not
 // authenticated are counted per client address instead, so keys cannot be guessed at full speed. A key that
 // must be looked up in the database is counted against its address before the lookup (authentication asks), so
 // that no number of concurrent guesses gets more lookups than the budget; a key that turns out valid gives that
@@ -64,6 +65,8 @@ export default fp(
     await fastify.register(rateLimit, { global: false, store: Store, max, timeWindow })
     const perTenant = fastify.createRateLimit({
       keyGenerator: (request) => `${TENANT_KEY_PREFIX}${request.auth?.tenantId}`,
+      // A tenant's own limit, set by operators (`rubrica tenant limit`), or the service's.
+      max: (request) => request.auth?.rateLimitMax ?? max,
     })
     const perAddress = fastify.createRateLimit({ keyGenerator: addressKey })
     fastify.decorateRequest('addressCounted', false)

@@ -145,10 +145,16 @@ function problem(error: ErrorObject): string {
  * One Italian sentence for the first validation error, naming the field or query parameter.
  * `part` is what the request carried it in: the JSON body or the query string.
  */
-export function describeValidationError(errors: readonly ErrorObject[], part: 'body' | 'querystring'): string {
-  const noun = part === 'body' ? 'Il campo' : 'Il parametro'
+export function describeValidationError(
+  errors: readonly ErrorObject[],
+  part: 'body' | 'querystring' | 'headers',
+): string {
+  const noun = { body: 'Il campo', querystring: 'Il parametro', headers: "L'intestazione" }[part]
   const error = errors[0]
-  if (!error) return part === 'body' ? 'Corpo della richiesta non valido.' : 'Parametri della richiesta non validi.'
+  const whole = { body: 'Corpo della richiesta', querystring: 'Parametri della richiesta', headers: 'Intestazioni' }[
+    part
+  ]
+  if (!error) return 'Richiesta non valida.'
   const p = error.params as Record<string, unknown>
   if (error.keyword === 'required') {
     const field = [fieldName(error.instancePath), String(p.missingProperty)].filter(Boolean).join('.')
@@ -162,7 +168,7 @@ export function describeValidationError(errors: readonly ErrorObject[], part: 'b
   if (field === '') {
     return part === 'body'
       ? `Il corpo della richiesta ${problem(error)}: atteso un oggetto JSON.`
-      : `Parametri della richiesta non validi: ${problem(error)}.`
+      : `${whole} non validi: ${problem(error)}.`
   }
-  return `${noun} "${field}" non è valido: ${problem(error)}.`
+  return `${noun} "${field}" non è ${part === 'headers' ? 'valida' : 'valido'}: ${problem(error)}.`
 }

@@ -1,0 +1,37 @@
+// ETags of contacts and the conditional headers that use them (RFC 9110, 8.8.3 and 13.1). A contact's ETag is
+// strong and made from its row's version, which moves on every change: `"v<version>"`.
+import type { Expected } from './repositories/contacts.js'
+
+export const etagOf = (version: number) => `"v${version}"`
+
+interface EntityTag {
+  weak: boolean
+  version: number | null
+}
+
+/** `*`, or the listed entity tags (those that are not a contact's read as matching no version). */
+function parse(header: string): '*' | EntityTag[] {
+  if (header.trim() === '*') return '*'
+  return header.split(',').map((item) => {
+    const match = /^\s*(W\/)?"v(\d{1,15})"\s*$/.exec(item)
+    return { weak: match?.[1] !== undefined, version: match ? Number(match[2]) : null }
+  })
+}
+
+/**
+ * The versions an If-Match accepts: `*` any existing contact, otherwise the strong tags listed (a weak tag never
+ * matches in If-Match). No header: any.
+ */
+export function versionsOf(ifMatch: string | undefined): Expected {
+  if (ifMatch === undefined) return '*'
+  const tags = parse(ifMatch)
+  if (tags === '*') return '*'
+  return tags.flatMap((tag) => (!tag.weak && tag.version !== null ? [tag.version] : []))
+}
+
+/** Whether If-None-Match names the current version (weak comparison) or `*`: the client's copy is current. */
+export function isCurrent(ifNoneMatch: string | undefined, version: number): boolean {
+  if (ifNoneMatch === undefined) return false
+  const tags = parse(ifNoneMatch)
+  return tags === '*' || tags.some((tag) => tag.version === version)
+}

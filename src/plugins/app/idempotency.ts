@@ -1,0 +1,68 @@
+// Safe retries of POST: a request carrying an Idempotency-Key is executed once per key and tenant; a retry with
+// the same key and the same body gets the first answer again (status, body, Location, ETag) with
+// `Idempotent-Replayed: true`; the same key with another body is 422 idempotency_key_reused; while the first is
+// still running, 409 idempotency_key_in_use. Only answers of the execution are kept (201, 400 unknown_tag,
+// 409 conflict): refusals before it (authentication, rate limit, validation) never reach here, and a server
+// failure gives the claim up so that a retry executes. Keys are kept 24 hours, purged every ten minutes.
+import { createHash } from 'node:crypto'
+import fp from 'fastify-plugin'
+import { errors } from '../../errors.js'
+import { IdempotencyRepository, type StoredAnswer } from '../../repositories/idempotency.js'
+
+export interface Answer extends StoredAnswer {
+  /** True when the answer is a stored one, given again. */
+  replayed: boolean
+}
+
+export interface Idempotency {
+  /** Runs `execute` once for this tenant's key and request; a retry gets the stored answer. */
+  once(tenantId: string, key: string, request: unknown, execute: () => Promise<StoredAnswer>): Promise<Answer>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    idempotency: Idempotency
+  }
+}
+
+const PURGE_EVERY_MS = 10 * 60_000
+
+/** JSON with object keys sorted: the same request, whatever order its fields came in, hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
+export default fp(
+  async function idempotency(fastify) {
+    const keys = new IdempotencyRepository(fastify.db)
+    const purge = () =>
+      keys.purge().catch((error) => fastify.log.warn({ err: error }, 'could not purge idempotency keys'))
+    const timer = setInterval(purge, PURGE_EVERY_MS).unref()
+    fastify.addHook('onClose', async () => clearInterval(timer))
+
+    fastify.decorate('idempotency', {
+      async once(tenantId, key, request, execute) {
+        const hash = createHash('sha256').update(canonical(request)).digest('hex')
+        const claim = await keys.claim(tenantId, key, hash)
+        if (claim.kind !== 'claimed' && !claim.sameRequest) throw errors.idempotencyKeyReused()
+        if (claim.kind === 'in_progress') throw errors.idempotencyKeyInUse()
+        if (claim.kind === 'done') return { ...claim.answer, replayed: true }
+        let answer: StoredAnswer
+        try {
+          answer = await execute()
+        } catch (error) {
+          await keys.release(tenantId, key).catch(() => {})
+          throw error
+        }
+        await keys.complete(tenantId, key, answer)
+        return { ...answer, replayed: false }
+      },
+    } satisfies Idempotency)
+  },
+  { name: 'idempotency', dependencies: ['database'] },
+)
