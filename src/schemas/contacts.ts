@@ -36,6 +36,24 @@ const StageRef = Type.Unsafe<(typeof STAGES)[number]>(Type.Ref(StageSchema))
 /** An existing contact id, for the examples (ids of real data differ). */
 export const EXAMPLE_ID = '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10'
 
+/** A contact as the examples of the document show it. */
+const EXAMPLE_CONTACT = {
+  id: EXAMPLE_ID,
+  email: 'anna.rossi@example.it',
+  firstName: 'Anna',
+  lastName: 'Rossi',
+  phone: '+39 02 1234 5678',
+  emailStatus: 'active',
+  stage: 'lead',
+  source: 'api',
+  consentType: 'consent',
+  tags: ['evento-2026', 'newsletter'],
+  archivedAt: null,
+  acquiredAt: '2026-03-01T09:30:00.000Z',
+  createdAt: '2026-03-01T09:30:00.000Z',
+  updatedAt: '2026-03-02T16:05:12.345Z',
+}
+
 const Name = (example: string) =>
   Type.String({ minLength: 1, maxLength: LIMITS.name, pattern: VISIBLE_TEXT, examples: [example] })
 const ConsentType = Type.String({
@@ -69,24 +87,7 @@ export const ContactSchema = Type.Object(
   {
     $id: 'Contact',
     additionalProperties: false,
-    examples: [
-      {
-        id: '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10',
-        email: 'anna.rossi@example.it',
-        firstName: 'Anna',
-        lastName: 'Rossi',
-        phone: '+39 02 1234 5678',
-        emailStatus: 'active',
-        stage: 'lead',
-        source: 'api',
-        consentType: 'consent',
-        tags: ['evento-2026', 'newsletter'],
-        archivedAt: null,
-        acquiredAt: '2026-03-01T09:30:00.000Z',
-        createdAt: '2026-03-01T09:30:00.000Z',
-        updatedAt: '2026-03-02T16:05:12.345Z',
-      },
-    ],
+    examples: [EXAMPLE_CONTACT],
   },
 )
 export type Contact = Static<typeof ContactSchema>
@@ -158,24 +159,7 @@ export const ContactListSchema = Type.Object(
     additionalProperties: false,
     examples: [
       {
-        data: [
-          {
-            id: EXAMPLE_ID,
-            email: 'anna.rossi@example.it',
-            firstName: 'Anna',
-            lastName: 'Rossi',
-            phone: '+39 02 1234 5678',
-            emailStatus: 'active',
-            stage: 'customer',
-            source: 'api',
-            consentType: 'consent',
-            tags: ['newsletter', 'vip'],
-            archivedAt: null,
-            acquiredAt: '2026-03-01T09:30:00.000Z',
-            createdAt: '2026-03-01T09:30:00.000Z',
-            updatedAt: '2026-03-02T16:05:12.345Z',
-          },
-        ],
+        data: [{ ...EXAMPLE_CONTACT, stage: 'customer', tags: ['newsletter', 'vip'] }],
         next: '2026-03-01T09:30:00.000Z',
       },
     ],
