@@ -1,5 +1,6 @@
 // Opens the service's database: PostgreSQL through @prisma/adapter-pg when a URL is given, otherwise the
 // embedded PGlite kept in a directory. Both expose the same Prisma client and a single-connection session.
+import { createHash } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PrismaPg } from '@prisma/adapter-pg'
@@ -69,7 +70,10 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: connectTimeoutMs })
   // An idle client's error (database restarted) must not crash the process; the pool replaces it.
   pool.on('error', () => {})
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) })
+  // Prisma's statements named by their text, so that each is planned once per connection like the repository's.
+  const statementNameGenerator = ({ sql }: { sql: string }) =>
+    `prisma_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator }) })
   return {
     kind: 'postgres',
     prisma,

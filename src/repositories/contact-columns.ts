@@ -1,7 +1,6 @@
 // One definition of how a Contact (src/schemas/contacts.ts) is stored: each field's column in `contacts`.
-// The SQL of the reads, Prisma's select of the writes and the mapping of a stored row to a Contact all derive
-// from CONTACT_COLUMNS and the schema, so adding a field means adding it to the schema, the Prisma model and
-// this map.
+// The select list of every statement that returns contacts derives from CONTACT_COLUMNS and the schema, so
+// adding a field means adding it to the schema, the Prisma model (and its migration) and this map.
 import { type Contact, ContactSchema } from '../schemas/contacts.js'
 
 /** The fields stored in `contacts` itself; `tags` come from `contact_tags`. */
@@ -45,20 +44,4 @@ export function contactSelectList(alias: string, tagsSql: string): string {
       : `${column} AS "${field}"`
   })
   return [...columns, `${tagsSql} AS tags`].join(', ')
-}
-
-/** Prisma's select of the stored fields, for writes that return their row. */
-export const CONTACT_SELECT = Object.fromEntries(STORED_FIELDS.map((field) => [field, true])) as Record<
-  StoredField,
-  true
->
-
-/** A row as Prisma returns it (timestamps as Date) and the contact's tag names, as a Contact. */
-export function toContact(record: Record<StoredField, unknown>, tags: string[]): Contact {
-  const contact: Record<string, unknown> = { tags }
-  for (const field of STORED_FIELDS) {
-    const value = record[field]
-    contact[field] = value instanceof Date ? value.toISOString() : value
-  }
-  return contact as Contact
 }

@@ -1,0 +1,124 @@
+// The SQL of the contacts repository. Every statement is prepared by name (one per shape: combination of list
+// filters, page size, fields of a PATCH), so PostgreSQL plans each shape once per connection; every request is
+// one statement and one round trip, writes included. Rows come back as Contacts: columns named as fields,
+// timestamps formatted by PostgreSQL, tags in code-point order.
+import type { ContactListQuery, ContactUpdate } from '../schemas/contacts.js'
+import { CONTACT_COLUMNS, contactSelectList } from './contact-columns.js'
+
+export interface Statement {
+  name: string
+  sql: string
+  params: unknown[]
+}
+
+/** A contact's tag names in code-point order, for the contact whose id is `id` (an SQL expression). */
+const tagNamesOf = (id: string) =>
+  `ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = ${id} ` +
+  'ORDER BY t.name COLLATE "C")'
+
+// The version rides along: it is the contact's ETag, and serialisation leaves it out of the body.
+const READ_COLUMNS = `${contactSelectList('c', tagNamesOf('c.id'))}, c.version`
+
+export const GET_SQL = `SELECT ${READ_COLUMNS} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`
+export const BY_EMAIL_KEY_SQL =
+  'SELECT id, email_status AS "status" FROM contacts WHERE tenant_id = $1 AND email_key = lower($2)'
+
+/**
+ * Page sizes written into the list statements. A literal LIMIT lets PostgreSQL plan for the rows it will read
+ * (with `LIMIT $n` a generic plan assumes a tenth of the table); a page is read at the smallest size that holds
+ * it, and the few sizes keep the number of prepared statements small.
+ */
+const PAGE_SIZES = [1, 2, 5, 10, 20, 25, 50, 100, 150, 200] as const
+
+/**
+ * The instant a page starts before, for createdAt values that have millisecond precision. A cursor finer than
+ * that (…00.1235Z) comes after the millisecond it falls in, so contacts of that millisecond (…00.123Z) are older
+ * and belong on the page: the bound is the next millisecond. Date would simply cut the extra digits off.
+ */
+function cursorBound(cursor: string): Date {
+  const instant = new Date(cursor.replace(' ', 'T'))
+  const finer = /\.\d{3}(\d+)/.exec(cursor)?.[1]
+  return finer !== undefined && /[1-9]/.test(finer) ? new Date(instant.getTime() + 1) : instant
+}
+
+/**
+ * A page and one row more (which tells whether a next page exists). Only the predicates the filters need, so
+ * that the plan is a range scan on the matching (tenant, …, created_at) index from the cursor; the page's tags
+ * are then joined and aggregated once, for the page's rows only.
+ */
+export function listStatement(query: ContactListQuery): Statement {
+  const conditions = ['c.tenant_id = $1']
+  const params: unknown[] = []
+  const flags: string[] = []
+  const add = (flag: string, condition: string, value: unknown) => {
+    params.push(value)
+    conditions.push(condition.replace('?', `$${params.length + 1}`))
+    flags.push(flag)
+  }
+  if (query.cursor !== undefined) add('cursor', 'c.created_at < ?', cursorBound(query.cursor))
+  if (query.emailStatus !== undefined) add('status', 'c.email_status = ?::email_status', query.emailStatus)
+  if (query.stage !== undefined) add('stage', 'c.stage = ?::stage', query.stage)
+  // The per-tenant unique index on (tenant_id, email_key), where email_key is lower(email) (a trigger).
+  if (query.email !== undefined) add('email', 'c.email_key = lower(?)', query.email)
+  if (!query.includeArchived) {
+    conditions.push('c.archived_at IS NULL')
+    flags.push('live')
+  }
+  const rows = (PAGE_SIZES.find((size) => size >= query.limit) ?? query.limit) + 1
+  const sql = `WITH page AS MATERIALIZED (
+      SELECT * FROM contacts c WHERE ${conditions.join(' AND ')} ORDER BY c.created_at DESC LIMIT ${rows}),
+    page_tags AS (
+      SELECT ct.contact_id, array_agg(t.name ORDER BY t.name COLLATE "C") AS names
+      FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
+      WHERE ct.contact_id IN (SELECT id FROM page) GROUP BY ct.contact_id)
+    SELECT ${contactSelectList('c', "COALESCE(pt.names, '{}')")}, c.version
+    FROM page c LEFT JOIN page_tags pt ON pt.contact_id = c.id ORDER BY c.created_at DESC`
+  return { name: `contacts_list_${rows}_${flags.join('_') || 'all'}`, sql, params }
+}
+
+/**
+ * A contact and its tag links in one statement (one round trip, so the per-tenant lock of the createdAt trigger
+ * is held for that statement alone): nothing is inserted when a tag is unknown (`missing` counts them and
+ * `found` names the known ones), or when the email is taken (no row: a conflict).
+ */
+export const CREATE_SQL = `WITH wanted AS (SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY($7::text[])),
+  missing AS (SELECT cardinality($7::text[]) - count(*) AS n FROM wanted),
+  inserted AS (
+    INSERT INTO contacts (id, tenant_id, email, phone, first_name, last_name, consent_type, source)
+    SELECT gen_random_uuid(), $1, $2, $3, $4, $5, $6, 'api' FROM missing WHERE n = 0
+    ON CONFLICT (tenant_id, email_key) DO NOTHING
+    RETURNING *),
+  linked AS (INSERT INTO contact_tags (contact_id, tag_id) SELECT c.id, w.id FROM inserted c CROSS JOIN wanted w)
+  SELECT (SELECT n FROM missing)::int AS missing, ARRAY(SELECT name FROM wanted) AS found,
+    ${contactSelectList('c', 'ARRAY(SELECT name FROM wanted ORDER BY name COLLATE "C")')}, c.version
+  FROM (SELECT 1) AS one LEFT JOIN inserted c ON true`
+
+/** The columns a PATCH may set, with the cast its value needs. */
+const UPDATABLE: Record<keyof ContactUpdate, string> = {
+  firstName: '',
+  lastName: '',
+  emailStatus: '::email_status',
+  stage: '::stage',
+  consentType: '',
+}
+
+/**
+ * One UPDATE … RETURNING per combination of fields: the answer is the state this PATCH wrote even when others
+ * write at once. With `versions` (If-Match) it applies only to a contact that still has one of them.
+ */
+export function updateStatement(tenantId: string, id: string, patch: ContactUpdate, versions?: number[]): Statement {
+  const params: unknown[] = [tenantId, id]
+  const fields = (Object.keys(UPDATABLE) as (keyof ContactUpdate)[]).filter((field) => field in patch)
+  const sets = fields.map((field) => {
+    params.push(patch[field])
+    return `${CONTACT_COLUMNS[field]} = $${params.length}${UPDATABLE[field]}`
+  })
+  let condition = 'c.tenant_id = $1 AND c.id = $2'
+  if (versions) {
+    params.push(versions)
+    condition += ` AND c.version = ANY($${params.length}::int[])`
+  }
+  const sql = `UPDATE contacts c SET ${sets.join(', ')}, updated_at = GREATEST(now(), c.updated_at)
+    WHERE ${condition} RETURNING ${READ_COLUMNS}`
+  return { name: `contacts_update_${fields.join('_')}${versions ? '_if' : ''}`, sql, params }
+}
