@@ -1,118 +1,26 @@
-// The raw-SQL ceiling for the benchmarks (bench/run.ts), not part of the service: Fastify + `pg` with named
-// (prepared) statements, API keys resolved from a Map loaded at start, no validation framework, no rate limit,
-// no logger. It serves GET /api/v1/contacts/:id and GET /api/v1/contacts from the same database with the same
-// SQL shapes as src/repositories/contacts.ts and answers with byte-identical JSON (bench/run.ts checks that).
+// The ceiling of the benchmarks (bench/run.ts), not part of the service: the fastest honest implementation of
+// rubrica's four contacts endpoints that we know how to write. Fastify + `pg` with named (prepared) statements,
+// API keys resolved from a Map loaded at start, input checked by hand, no rate limit, no logger, no ETags or
+// Idempotency-Key; every request is one statement and one round trip (a refused POST two), and the rows come
+// from PostgreSQL already shaped as the API's JSON (bench/baseline-sql.ts), sent as they are. Its bodies are
+// byte-identical to rubrica's for reads, and alike apart from ids and timestamps for writes (bench/answers.ts).
 //
 //   DATABASE_URL=postgres://… PORT=3100 [DATABASE_POOL_SIZE=4] tsx bench/baseline.ts
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import pg from 'pg'
 import { BEARER, hashApiKey } from '../src/api-key.ts'
+import { ApiError, errors } from '../src/errors.ts'
 import { UUID } from '../src/schemas/common.ts'
-
-const EMAIL_STATUSES = ['active', 'unsubscribed', 'bounced', 'complained', 'suppressed', 'pending_review']
-const STAGES = ['lead', 'prospect', 'customer', 'ex_customer']
-/** ISO 8601 as the API's cursors carry it (rubrica accepts any RFC 3339 date-time; this ceiling needs less). */
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/
-
-// The same SQL as src/repositories/contacts.ts (READ_COLUMNS, GET_SQL, listStatement), without its column aliases.
-// Deliberately not shared with src/repositories: the ceiling is an independent implementation of the same reads.
-const READ_COLUMNS = `c.id, c.email, c.first_name, c.last_name, c.phone, c.email_status, c.stage, c.source,
-  c.consent_type, c.archived_at, c.acquired_at, c.created_at, c.updated_at,
-  ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = c.id) AS tags`
-const GET_SQL = `SELECT ${READ_COLUMNS} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`
-
-interface ListQuery {
-  limit: number
-  cursor?: string
-  emailStatus?: string
-  stage?: string
-  includeArchived: boolean
-}
-
-function listStatement(query: ListQuery): { name: string; sql: string; params: unknown[] } {
-  const conditions = ['c.tenant_id = $1']
-  const params: unknown[] = []
-  const flags: string[] = []
-  const add = (flag: string, condition: string, value: unknown) => {
-    params.push(value)
-    conditions.push(condition.replace('?', `$${params.length + 1}`))
-    flags.push(flag)
-  }
-  if (query.cursor !== undefined) add('cursor', 'c.created_at < ?', new Date(query.cursor))
-  if (query.emailStatus !== undefined) add('status', 'c.email_status = ?::email_status', query.emailStatus)
-  if (query.stage !== undefined) add('stage', 'c.stage = ?::stage', query.stage)
-  if (!query.includeArchived) {
-    conditions.push('c.archived_at IS NULL')
-    flags.push('live')
-  }
-  params.push(query.limit + 1)
-  const sql = `SELECT ${READ_COLUMNS} FROM contacts c WHERE ${conditions.join(' AND ')}
-    ORDER BY c.created_at DESC LIMIT $${params.length + 1}`
-  return { name: `baseline_list_${flags.join('_') || 'all'}`, sql, params }
-}
-
-interface Row {
-  id: string
-  email: string | null
-  first_name: string | null
-  last_name: string | null
-  phone: string | null
-  email_status: string
-  stage: string
-  source: string
-  consent_type: string
-  tags: string[]
-  archived_at: Date | null
-  acquired_at: Date
-  created_at: Date
-  updated_at: Date
-}
-
-/** Same fields in the same order as rubrica's Contact schema. */
-function contact(row: Row) {
-  return {
-    id: row.id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    phone: row.phone,
-    emailStatus: row.email_status,
-    stage: row.stage,
-    source: row.source,
-    consentType: row.consent_type,
-    tags: [...row.tags].sort(),
-    archivedAt: row.archived_at?.toISOString() ?? null,
-    acquiredAt: row.acquired_at.toISOString(),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  }
-}
-
-// Response schemas serve fast-json-stringify (Fastify's serializer), as in rubrica; nothing validates them.
-const nullableString = { type: ['string', 'null'] }
-const contactSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    email: nullableString,
-    firstName: nullableString,
-    lastName: nullableString,
-    phone: nullableString,
-    emailStatus: { type: 'string' },
-    stage: { type: 'string' },
-    source: { type: 'string' },
-    consentType: { type: 'string' },
-    tags: { type: 'array', items: { type: 'string' } },
-    archivedAt: nullableString,
-    acquiredAt: { type: 'string' },
-    createdAt: { type: 'string' },
-    updatedAt: { type: 'string' },
-  },
-}
-const listSchema = {
-  type: 'object',
-  properties: { data: { type: 'array', items: contactSchema }, next: nullableString },
-}
+import { type NewContact, parseCreate, parseList, parsePatch } from './baseline-input.ts'
+import {
+  CREATE,
+  CREATE_REFUSED,
+  createValues,
+  GET,
+  listStatement,
+  type Prepared,
+  updateStatement,
+} from './baseline-sql.ts'
 
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) {
@@ -123,6 +31,14 @@ const port = Number(process.env.PORT ?? 3100)
 const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(process.env.DATABASE_POOL_SIZE ?? 4) })
 pool.on('error', () => {})
 
+/** A row of the statements: a Contact, whose id the POST's Location needs. */
+type ContactRow = { id: string } & Record<string, unknown>
+
+async function run(statement: Prepared, values: unknown[]): Promise<ContactRow | undefined> {
+  const { rows } = await pool.query<ContactRow>({ name: statement.name, text: statement.text, values })
+  return rows[0]
+}
+
 /** sha256(lower-cased key) -> tenant id, as src/api-key.ts hashApiKey stores it; loaded once. */
 const tenantByKeyHash = new Map<string, string>()
 const keyRows = await pool.query<{ key_hash: string; tenant_id: string }>(
@@ -131,86 +47,82 @@ const keyRows = await pool.query<{ key_hash: string; tenant_id: string }>(
 )
 for (const row of keyRows.rows) tenantByKeyHash.set(row.key_hash.trim(), row.tenant_id)
 
-function fail(reply: FastifyReply, status: number, code: string, message: string) {
-  return reply.code(status).send({ error: { code, message } })
-}
-
 function tenantOf(request: FastifyRequest): string | undefined {
   const key = BEARER.exec(request.headers.authorization ?? '')?.[1]
   if (key === undefined) return undefined
   return tenantByKeyHash.get(hashApiKey(key))
 }
 
-function parseList(raw: Record<string, unknown>): ListQuery | string {
-  const query: ListQuery = { limit: 50, includeArchived: false }
-  for (const [name, value] of Object.entries(raw)) {
-    if (typeof value !== 'string') return name
-    switch (name) {
-      case 'limit':
-        if (!/^[0-9]{1,3}$/.test(value) || Number(value) < 1 || Number(value) > 200) return name
-        query.limit = Number(value)
-        break
-      case 'cursor':
-        if (!TIMESTAMP.test(value) || Number.isNaN(Date.parse(value))) return name
-        query.cursor = value
-        break
-      case 'emailStatus':
-        if (!EMAIL_STATUSES.includes(value)) return name
-        query.emailStatus = value
-        break
-      case 'stage':
-        if (!STAGES.includes(value)) return name
-        query.stage = value
-        break
-      case 'includeArchived':
-        if (value !== 'true' && value !== 'false') return name
-        query.includeArchived = value === 'true'
-        break
-      default:
-        return name
-    }
-  }
-  return query
+/** rubrica's error bodies, so that refusals compare too. */
+function refuse(reply: FastifyReply, error: ApiError) {
+  return reply.code(error.statusCode).send(error.toBody())
+}
+
+const invalid = (where: 'invalid_query' | 'invalid_body', name: string) =>
+  new ApiError(400, where, `invalid ${where === 'invalid_query' ? 'query parameter' : 'field'} ${name}`)
+
+/** After CREATE inserted nothing: an unknown tag, or the contact that has the email. */
+async function refusedCreate(tenantId: string, contact: NewContact): Promise<ApiError> {
+  const { rows } = await pool.query<{ known: string[]; id: string | null; status: string | null }>({
+    name: CREATE_REFUSED.name,
+    text: CREATE_REFUSED.text,
+    values: [tenantId, contact.email, contact.tags],
+  })
+  const found = rows[0]
+  const known = new Set(found?.known)
+  const unknown = contact.tags.filter((tag) => !known.has(tag))
+  if (unknown.length > 0) return errors.unknownTags(unknown)
+  if (found?.id && found.status) return errors.conflict({ id: found.id, status: found.status })
+  throw new Error('the create inserted nothing, with every tag known and the email free')
 }
 
 const app = Fastify({ logger: false })
 
 app.get('/health', async () => ({ status: 'ok' }))
 
-app.get<{ Params: { id: string } }>(
-  '/api/v1/contacts/:id',
-  { schema: { response: { 200: contactSchema } } },
-  async (request, reply) => {
-    const tenantId = tenantOf(request)
-    if (tenantId === undefined) return fail(reply, 401, 'invalid_key', 'unknown or missing API key')
-    if (!UUID.test(request.params.id)) return fail(reply, 404, 'not_found', 'contact not found')
-    const { rows } = await pool.query<Row>({
-      name: 'baseline_get',
-      text: GET_SQL,
-      values: [tenantId, request.params.id],
-    })
-    const row = rows[0]
-    return row ? contact(row) : fail(reply, 404, 'not_found', 'contact not found')
-  },
-)
-
-app.get('/api/v1/contacts', { schema: { response: { 200: listSchema } } }, async (request, reply) => {
+app.get<{ Params: { id: string } }>('/api/v1/contacts/:id', async (request, reply) => {
   const tenantId = tenantOf(request)
-  if (tenantId === undefined) return fail(reply, 401, 'invalid_key', 'unknown or missing API key')
+  if (tenantId === undefined) return refuse(reply, errors.invalidKey())
+  if (!UUID.test(request.params.id)) return refuse(reply, errors.notFound())
+  return (await run(GET, [tenantId, request.params.id])) ?? refuse(reply, errors.notFound())
+})
+
+app.get('/api/v1/contacts', async (request, reply) => {
+  const tenantId = tenantOf(request)
+  if (tenantId === undefined) return refuse(reply, errors.invalidKey())
   const query = parseList(request.query as Record<string, unknown>)
-  if (typeof query === 'string') return fail(reply, 400, 'invalid_query', `invalid query parameter ${query}`)
+  if (typeof query === 'string') return refuse(reply, invalid('invalid_query', query))
   const statement = listStatement(query)
-  const { rows } = await pool.query<Row>({
+  const { rows } = await pool.query<ContactRow>({
     name: statement.name,
-    text: statement.sql,
+    text: statement.text,
     values: [tenantId, ...statement.params],
   })
-  const page = rows.slice(0, query.limit)
-  const last = page.at(-1)
-  return {
-    data: page.map(contact),
-    next: rows.length > query.limit && last ? last.created_at.toISOString() : null,
-  }
+  const more = rows.length > query.limit
+  if (more) rows.length = query.limit
+  return { data: rows, next: more ? (rows.at(-1)?.createdAt ?? null) : null }
+})
+
+app.post('/api/v1/contacts', async (request, reply) => {
+  const tenantId = tenantOf(request)
+  if (tenantId === undefined) return refuse(reply, errors.invalidKey())
+  const contact = parseCreate(request.body)
+  if (typeof contact === 'string') return refuse(reply, invalid('invalid_body', contact))
+  const created = await run(CREATE, [tenantId, ...createValues(contact)])
+  if (created === undefined) return refuse(reply, await refusedCreate(tenantId, contact))
+  return reply.code(201).header('location', `/api/v1/contacts/${created.id}`).send(created)
+})
+
+app.patch<{ Params: { id: string } }>('/api/v1/contacts/:id', async (request, reply) => {
+  const tenantId = tenantOf(request)
+  if (tenantId === undefined) return refuse(reply, errors.invalidKey())
+  if (!UUID.test(request.params.id)) return refuse(reply, errors.notFound())
+  const patch = parsePatch(request.body)
+  if (typeof patch === 'string') return refuse(reply, invalid('invalid_body', patch))
+  // `{}` changes nothing: the contact as it is.
+  const statement = patch.fields.length === 0 ? GET : updateStatement(patch.fields)
+  const updated = await run(statement, [tenantId, request.params.id, ...patch.values])
+  return updated ?? refuse(reply, errors.notFound())
 })
 
 const close = async () => {

@@ -58,8 +58,12 @@ async function dropDatabase(db: BenchDatabase): Promise<void> {
   await withClient(db.adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${db.name}" WITH (FORCE)`))
 }
 
-/** Deletes what the POST scenario created, so that a kept database keeps its seeded counts. */
+/**
+ * Deletes what the POST scenarios created (contacts, and the Idempotency-Keys of scenario g, which are the
+ * emails' local parts), so that a kept database keeps its seeded counts.
+ */
 async function deleteBenchContacts(client: pg.Client): Promise<number> {
+  await client.query(`DELETE FROM idempotency_keys WHERE key LIKE 'wrk-%'`)
   const result = await client.query(`DELETE FROM contacts WHERE email_key LIKE $1`, [`wrk-%@${BENCH_EMAIL_DOMAIN}`])
   return result.rowCount ?? 0
 }
@@ -179,19 +183,26 @@ async function recordSeed(db: BenchDatabase, shape: SeedShape, seed: SeedMeta): 
 
 const CURSORS_PER_TENANT = 20
 
+/** How many contacts of each tenant to sample: ids for reads and PATCHes, and as many again left unchanged. */
+interface SampleSizes {
+  ids: number
+  unchanged: number
+}
+
 /**
- * Per tenant: random contact ids, createdAt cursors about 90% down its live history, and its tag names; `depth`
- * says which rows the first tenant's cursors point at.
+ * Per tenant: random contact ids, other ones with their ETags, createdAt cursors about 90% down its live history,
+ * and its tag names; `depth` says which rows the first tenant's cursors point at.
  */
 export async function sampleTenants(
   db: BenchDatabase,
   shape: SeedShape,
   seed: SeedMeta,
 ): Promise<{ samples: TenantSample[]; depth: string }> {
-  const idsPerTenant = Math.min(shape.contacts, Math.max(200, Math.floor(20_000 / shape.tenants)))
+  const unchanged = Math.max(1, Math.min(1000, Math.floor(shape.contacts / 4)))
+  const ids = Math.min(shape.contacts - unchanged, Math.max(200, Math.floor(20_000 / shape.tenants)))
   const sampled = await withClient(db.url, async (client) => {
     const out: { sample: TenantSample; depth: string }[] = []
-    for (const tenant of seed.tenants) out.push(await sampleTenant(client, tenant, idsPerTenant))
+    for (const tenant of seed.tenants) out.push(await sampleTenant(client, tenant, { ids, unchanged }))
     return out
   })
   return { samples: sampled.map((s) => s.sample), depth: sampled[0]?.depth ?? '' }
@@ -200,12 +211,15 @@ export async function sampleTenants(
 async function sampleTenant(
   client: pg.Client,
   tenant: SeedMeta['tenants'][number],
-  idsPerTenant: number,
+  sizes: SampleSizes,
 ): Promise<{ sample: TenantSample; depth: string }> {
-  const ids = await client.query<{ id: string }>(
-    'SELECT id FROM contacts WHERE tenant_id = $1 ORDER BY random() LIMIT $2',
-    [tenant.id, idsPerTenant],
+  // One random draw split in two, so that no id is both PATCHed (scenario f) and expected unchanged (h).
+  const drawn = await client.query<{ id: string; version: number }>(
+    'SELECT id, version FROM contacts WHERE tenant_id = $1 ORDER BY random() LIMIT $2',
+    [tenant.id, sizes.ids + sizes.unchanged],
   )
+  const ids = drawn.rows.slice(0, sizes.ids).map((r) => r.id)
+  const unchanged = drawn.rows.slice(sizes.ids).map((r) => ({ id: r.id, etag: `"v${r.version}"` }))
   const live = await client.query<{ n: string }>(
     'SELECT count(*) AS n FROM contacts WHERE tenant_id = $1 AND archived_at IS NULL',
     [tenant.id],
@@ -226,14 +240,15 @@ async function sampleTenant(
   const tags = await client.query<{ name: string }>('SELECT name FROM tags WHERE tenant_id = $1 ORDER BY name', [
     tenant.id,
   ])
-  if (ids.rows.length === 0 || cursors.rows.length === 0 || tags.rows.length === 0) {
-    throw new Error(`tenant ${tenant.id} has no contacts, cursors or tags to sample`)
+  if (ids.length === 0 || unchanged.length === 0 || cursors.rows.length === 0 || tags.rows.length === 0) {
+    throw new Error(`tenant ${tenant.id} has too few contacts, or no cursors or tags, to sample`)
   }
   const sample = {
     key: tenant.key,
-    ids: ids.rows.map((r) => r.id),
+    ids,
     deepCursors: cursors.rows.map((r) => r.created_at.toISOString()),
     tags: tags.rows.map((r) => r.name),
+    unchanged,
   }
   return { sample, depth: `${first}-${rows.at(-1)} of ${liveCount}` }
 }

@@ -1,5 +1,5 @@
-// Measuring: warm-up, then every scenario on rubrica (and the read scenarios on the baseline too) for the given
-// rounds, each run of wrk sampled for RSS and CPU; and how the measurements of several rounds are summed up.
+// Measuring: warm-up, then every scenario on rubrica (and those the baseline serves on the baseline too) for the
+// given rounds, each run of wrk sampled for RSS and CPU; and how the measurements of several rounds are summed up.
 import { stopIfInterrupted } from './lifecycle.ts'
 import { median, middle } from './median.ts'
 import type { BenchOptions } from './options.ts'
@@ -9,9 +9,9 @@ import type { Server, Target, Targets } from './servers.ts'
 import { errorCount, runWrk, SCENARIOS, type ScenarioId, type Scripts, type WrkResult } from './wrk.ts'
 
 /** Scenarios in the order they run and are reported. */
-export const ORDER: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'f']
-/** The baseline only serves the reads it is a ceiling for. */
-export const BASELINE_SCENARIOS: readonly ScenarioId[] = ['a', 'b', 'c']
+export const ORDER: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']
+/** The baseline serves all but the integration features (Idempotency-Key, ETags), which only rubrica has. */
+export const BASELINE_SCENARIOS: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'f']
 
 /** What shapes the load: wrk's connections and threads, seconds per scenario and of warm-up, rounds. */
 export type Load = Pick<BenchOptions, 'connections' | 'threads' | 'duration' | 'warmup' | 'rounds'>
@@ -112,6 +112,16 @@ export function measurementsOf(measurements: Measurement[], scenario: ScenarioId
 /** The round with the median req/s of one scenario on one target. */
 export function medianRound(measurements: Measurement[], scenario: ScenarioId, target: Target) {
   return middle(measurementsOf(measurements, scenario, target), (m) => m.rps)
+}
+
+/**
+ * What rubrica's req/s in `scenario` is reported against: the baseline's in the same scenario, or, for a
+ * scenario only rubrica serves, rubrica's own in the plain variant of it (g: e, h: a).
+ */
+export function referenceOf(scenario: ScenarioId): [ScenarioId, Target] | undefined {
+  if (BASELINE_SCENARIOS.includes(scenario)) return [scenario, 'baseline']
+  const plain = SCENARIOS[scenario].variantOf
+  return plain === undefined ? undefined : [plain, 'rubrica']
 }
 
 /**

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { resolve } from 'node:path'
-import { type Measurement, measurementsOf, medianRound, ORDER, pairedRatio } from './measure.ts'
+import { type Measurement, measurementsOf, medianRound, ORDER, pairedRatio, referenceOf } from './measure.ts'
 import { median } from './median.ts'
 import type { BenchOptions, Mode } from './options.ts'
 import { fixed, log, ms } from './output.ts'
@@ -121,16 +121,14 @@ const scenarioLabel = (scenario: ScenarioId) => `${scenario}. ${SCENARIOS[scenar
 function resultsTable(measurements: Measurement[], rounds: number): string[] {
   const range = rounds > 1
   const rows = [
-    '| scenario | target | req/s | p50 ms | p99 ms | errors | ratio to baseline | RSS peak MB | server CPU ms/req | ' +
-      `other CPU (cores) |${range ? ' req/s range |' : ''}`,
+    "| scenario | target | req/s | p50 ms | p99 ms | errors | ratio to baseline (g, h: to rubrica's e, a) | " +
+      `RSS peak MB | server CPU ms/req | other CPU (cores) |${range ? ' req/s range |' : ''}`,
     `| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |${range ? ' ---: |' : ''}`,
   ]
   eachRow(measurements, (scenario, target) => {
     const m = medianRound(measurements, scenario, target)
     if (!m) return
-    const vsBaseline =
-      target === 'rubrica' ? pairedRatio(measurements, [scenario, 'rubrica'], [scenario, 'baseline']) : undefined
-    const ratio = vsBaseline === undefined ? '' : `${fixed(vsBaseline, 2)}x`
+    const ratio = target === 'rubrica' ? ratioCell(measurements, scenario) : ''
     const same = measurementsOf(measurements, scenario, target)
     const all = same.map((x) => x.rps)
     const errors = same.reduce((sum, x) => sum + x.errors, 0)
@@ -143,6 +141,14 @@ function resultsTable(measurements: Measurement[], rounds: number): string[] {
     )
   })
   return rows
+}
+
+/** rubrica's req/s against its reference (referenceOf), named when it is not the baseline. */
+function ratioCell(measurements: Measurement[], scenario: ScenarioId): string {
+  const reference = referenceOf(scenario)
+  const ratio = reference && pairedRatio(measurements, [scenario, 'rubrica'], reference)
+  if (reference === undefined || ratio === undefined) return ''
+  return reference[1] === 'baseline' ? `${fixed(ratio, 2)}x` : `${fixed(ratio, 2)}x of ${reference[0]}`
 }
 
 function cpuTable(measurements: Measurement[]): string[] {

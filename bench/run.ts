@@ -30,7 +30,15 @@ import { note } from './output.ts'
 import { profileTargets } from './profiling.ts'
 import { describeMachine, printHeader, printResults, type RunRecord, writeRecord } from './report.ts'
 import { loadavg, rssMb } from './sampling.ts'
-import { root, runningServers, sleep, startTargets, stopAllServers, stopServer, type Targets } from './servers.ts'
+import {
+  buildIfNeeded,
+  runningServers,
+  sleep,
+  startTargets,
+  stopAllServers,
+  stopServer,
+  type Targets,
+} from './servers.ts'
 import { judgeTargets } from './verdicts.ts'
 import { type Scripts, type TenantSample, writeLuaScripts } from './wrk.ts'
 
@@ -111,8 +119,7 @@ function timeBudgetSeconds(): number {
 function checkWrkAndBuild(): void {
   if (spawnSync('wrk', ['-v']).error) throw new Error('wrk is not installed (Debian package wrk, /usr/bin/wrk)')
   note('building dist/ if the sources changed (scripts/build-if-needed.js)')
-  const build = spawnSync(process.execPath, ['scripts/build-if-needed.js'], { cwd: root, stdio: 'inherit' })
-  if (build.status !== 0) throw new Error('the build failed')
+  buildIfNeeded()
 }
 
 /** The Lua scripts of the scenarios, in a temporary directory removed at cleanup. */

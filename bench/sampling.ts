@@ -62,6 +62,12 @@ function postgresCpuSince(before: Map<number, number>): number {
   return total
 }
 
+/** Starts counting PostgreSQL's CPU (all its processes); the function returned says how many ms since. */
+export function postgresCpuMeter(): () => number {
+  const before = postgresCpuMs()
+  return () => postgresCpuSince(before)
+}
+
 /** The load average over 1, 5 and 15 minutes, as printed in the report. */
 export const loadavg = () =>
   os

@@ -1,8 +1,8 @@
 // Child processes of the harness: commands run to completion (the admin CLI), and the two servers under test,
 // rubrica (dist/server.js) and the baseline (bench/baseline.ts), started on free ports and stopped; plus the
 // HTTP client the checks use. Every child is tracked and killed when the harness exits, however it exits.
-import { type ChildProcess, spawn } from 'node:child_process'
-import { request as httpRequest } from 'node:http'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import os from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -27,6 +27,12 @@ process.on('exit', () => {
 const hasExited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null
 
 export const sleep = (ms: number) => new Promise((resolvePromise) => setTimeout(resolvePromise, ms))
+
+/** Builds dist/ when the sources changed (the admin CLI that seeds, and rubrica itself, run from it). */
+export function buildIfNeeded(): void {
+  const build = spawnSync(process.execPath, ['scripts/build-if-needed.js'], { cwd: root, stdio: 'inherit' })
+  if (build.status !== 0) throw new Error('the build failed')
+}
 
 /** Runs a command to completion; resolves with its stdout, rejects on a non-zero exit or after `timeoutMs`. */
 export function runCommand(
@@ -70,6 +76,7 @@ export function serviceEnv(databaseUrl: string, extra: Record<string, string> = 
 
 export interface HttpAnswer {
   status: number
+  headers: IncomingHttpHeaders
   body: string
 }
 
@@ -88,7 +95,7 @@ export function http(
       res.on('data', (chunk: string) => {
         text += chunk
       })
-      res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, body: text }))
+      res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body: text }))
       res.on('error', reject)
     })
     req.on('timeout', () => req.destroy(new Error(`${method} ${url}: no answer within ${timeoutMs} ms`)))

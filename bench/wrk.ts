@@ -7,6 +7,8 @@ import { join } from 'node:path'
 
 /** wrk processes still running, so that an interrupted run can stop them. */
 const running = new Set<ChildProcess>()
+/** wrk processes started so far: each gets its number as the scripts' `nonce`. */
+let started = 0
 
 export function killWrk(): void {
   for (const child of running) child.kill('SIGKILL')
@@ -20,11 +22,23 @@ export interface TenantSample {
   deepCursors: string[]
   /** Tag names of this tenant (POST sends one). */
   tags: string[]
+  /**
+   * Other contacts of this tenant, none of them in `ids`, with their ETag when sampled: no scenario writes to
+   * them, so a GET with If-None-Match gets 304 all run long.
+   */
+  unchanged: { id: string; etag: string }[]
 }
 
-export type ScenarioId = 'a' | 'b' | 'c' | 'd' | 'e' | 'f'
+export type ScenarioId = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h'
 
-export const SCENARIOS: Record<ScenarioId, { name: string; description: string }> = {
+export interface Scenario {
+  name: string
+  description: string
+  /** A scenario only rubrica serves, reported as a ratio to this one of rubrica's own (its plain variant). */
+  variantOf?: ScenarioId
+}
+
+export const SCENARIOS: Record<ScenarioId, Scenario> = {
   a: { name: 'GET by id', description: 'GET /api/v1/contacts/:id, random tenant key, random id of that tenant' },
   b: { name: 'list first page', description: 'GET /api/v1/contacts?limit=50, random tenant key' },
   c: {
@@ -40,6 +54,16 @@ export const SCENARIOS: Record<ScenarioId, { name: string; description: string }
     description: 'POST /api/v1/contacts, unique email (run, thread, counter, random), names, phone, one tenant tag',
   },
   f: { name: 'PATCH', description: 'PATCH /api/v1/contacts/:id {stage, consentType}, random own id' },
+  g: {
+    name: 'POST with Idempotency-Key',
+    description: 'as e, each request with its own Idempotency-Key (the same unique string as the email)',
+    variantOf: 'e',
+  },
+  h: {
+    name: 'GET by id, If-None-Match',
+    description: "as a, with If-None-Match: the contact's current ETag, on contacts no scenario writes; 304 expected",
+    variantOf: 'a',
+  },
 }
 
 const STAGES = ['lead', 'prospect', 'customer', 'ex_customer']
@@ -76,16 +100,7 @@ end`
     "&emailStatus=" .. statuses[math.random(#statuses)], hget[math.random(nt)])
 end`
     case 'e':
-      return `local n = 0
-request = function()
-  local t = math.random(nt)
-  n = n + 1
-  local tl = tags[t]
-  local body = string.format(
-    '{"email":"wrk-%s-%d-%d-%06d@${BENCH_EMAIL_DOMAIN}","firstName":"Bench","lastName":"Load","phone":"+39 02 1234 5678","tags":["%s"]}',
-    run, tid, n, math.random(0, 999999), tl[math.random(#tl)])
-  return wrk.format("POST", "/api/v1/contacts", hjson[t], body)
-end`
+      return postRequest('hjson[t]')
     case 'f':
       return `local consents = {"consent", "contract", "unknown"}
 request = function()
@@ -95,7 +110,36 @@ request = function()
     consents[math.random(#consents)])
   return wrk.format("PATCH", "/api/v1/contacts/" .. list[math.random(#list)], hjson[t], body)
 end`
+    case 'g':
+      return postRequest(
+        '{ ["Authorization"] = auth[t], ["Content-Type"] = "application/json", ["Idempotency-Key"] = unique }',
+      )
+    case 'h':
+      return `request = function()
+  local t = math.random(nt)
+  local list = unchanged[t]
+  local pick = list[math.random(#list)]
+  return wrk.format("GET", "/api/v1/contacts/" .. pick[1], { ["Authorization"] = auth[t], ["If-None-Match"] = pick[2] })
+end`
   }
+}
+
+/**
+ * POST of a new contact (unique email: run, wrk process, thread, counter, random; one of the tenant's tags) with
+ * the headers `headers`, a Lua expression that may use `t` (the tenant) and `unique` (the email's local part).
+ */
+function postRequest(headers: string): string {
+  return `local n = 0
+request = function()
+  local t = math.random(nt)
+  n = n + 1
+  local tl = tags[t]
+  local unique = string.format("wrk-%s-%s-%d-%d-%06d", run, nonce, tid, n, math.random(0, 999999))
+  local body = string.format(
+    '{"email":"%s@${BENCH_EMAIL_DOMAIN}","firstName":"Bench","lastName":"Load","phone":"+39 02 1234 5678","tags":["%s"]}',
+    unique, tl[math.random(#tl)])
+  return wrk.format("POST", "/api/v1/contacts", ${headers}, body)
+end`
 }
 
 /** The whole Lua script of one scenario. `runId` keeps POSTed emails unique across runs on a kept database. */
@@ -111,14 +155,18 @@ ${tenants.map((t) => luaList(t.deepCursors)).join(',\n')}
 tags = {
 ${tenants.map((t) => luaList(t.tags)).join(',\n')}
 }
+unchanged = {
+${tenants.map((t) => `{${t.unchanged.map((c) => luaList([c.id, c.etag])).join(',')}}`).join(',\n')}
+}
 stages = ${luaList(STAGES)}
 statuses = ${luaList(EMAIL_STATUSES)}
 run = ${lua(runId)}
 nt = #keys
-hget, hjson = {}, {}
+auth, hget, hjson = {}, {}, {}
 for i = 1, nt do
-  hget[i] = { ["Authorization"] = "Bearer " .. keys[i] }
-  hjson[i] = { ["Authorization"] = "Bearer " .. keys[i], ["Content-Type"] = "application/json" }
+  auth[i] = "Bearer " .. keys[i]
+  hget[i] = { ["Authorization"] = auth[i] }
+  hjson[i] = { ["Authorization"] = auth[i], ["Content-Type"] = "application/json" }
 end
 
 local threads, counter = {}, 0
@@ -130,6 +178,8 @@ end
 
 function init(args)
   tid = tid or 0
+  -- Told by runWrk, different for every wrk process of a run: emails stay unique whatever the random seeds.
+  nonce = args[1] or "0"
   math.randomseed(os.time() * 1000 + tid * 7919)
   for _ = 1, 10 do math.random() end
 end
@@ -205,6 +255,8 @@ export function runWrk(options: WrkOptions): Promise<WrkResult> {
     '-s',
     options.script,
     options.url,
+    '--',
+    String(++started),
   ]
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] })

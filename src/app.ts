@@ -117,11 +117,14 @@ function serverOptions(config: Config, logStream?: { write(line: string): void }
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     // Node checks the headers and request timeouts only every connectionsCheckingInterval (30 s by default):
     // checking every second cuts a slowloris connection off close to HEADERS_TIMEOUT_MS.
-    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+    // Host is checked by the protocol-errors plugin, so that its absence gets the envelope, not Node's bare 400.
+    http: { headersTimeout: config.HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000, requireHostHeader: false },
     frameworkErrors,
     clientErrorHandler,
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
-    routerOptions: { ignoreTrailingSlash: true },
+    // An id of any length is routed (and answered 404 after authentication and counting, like any other id that
+    // names no contact): a URL is bounded by the header block's 16 KiB anyway.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
     // HEAD is not part of the API: it is refused with 405 like any other method a path lacks (only the health
     // probes answer it, for load balancers that probe with HEAD).
     exposeHeadRoutes: false,

@@ -4,6 +4,8 @@ import type { Expected } from './repositories/contacts.js'
 
 export const etagOf = (version: number) => `"v${version}"`
 
+const MAX_VERSION = 2_147_483_647
+
 interface EntityTag {
   weak: boolean
   version: number | null
@@ -13,8 +15,10 @@ interface EntityTag {
 function parse(header: string): '*' | EntityTag[] {
   if (header.trim() === '*') return '*'
   return header.split(',').map((item) => {
-    const match = /^\s*(W\/)?"v(\d{1,15})"\s*$/.exec(item)
-    return { weak: match?.[1] !== undefined, version: match ? Number(match[2]) : null }
+    const match = /^\s*(W\/)?"v(\d{1,10})"\s*$/.exec(item)
+    const version = match ? Number(match[2]) : null
+    // A version is an int4 column: a larger one can name no contact.
+    return { weak: match?.[1] !== undefined, version: version !== null && version <= MAX_VERSION ? version : null }
   })
 }
 

@@ -109,6 +109,8 @@ export const errors = {
       'idempotency_key_reused',
       'Questa Idempotency-Key è già stata usata con una richiesta diversa: usa una chiave nuova per una richiesta nuova.',
     ),
+  repeatedIdempotencyKey: () =>
+    new ApiError(400, 'invalid_header', 'Intestazione "Idempotency-Key" ripetuta: ne è ammessa una sola.'),
   idempotencyKeyInUse: () =>
     new ApiError(
       409,
@@ -117,6 +119,12 @@ export const errors = {
     ),
   payloadTooLarge: () =>
     new ApiError(413, 'payload_too_large', 'Il corpo della richiesta supera la dimensione massima consentita.'),
+  unsupportedEncoding: () =>
+    new ApiError(
+      415,
+      'unsupported_media_type',
+      'Content-Encoding non supportato: il corpo va inviato non compresso (JSON in UTF-8).',
+    ),
   unsupportedMediaType: () =>
     new ApiError(
       415,

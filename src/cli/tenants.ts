@@ -1,5 +1,6 @@
 // `rubrica tenant create|list|status|limit`: the organisations that own contacts, tags and API keys.
-import { Argument, type Command, InvalidArgumentError, Option } from 'commander'
+import { Argument, type Command, Option } from 'commander'
+import { AdminError } from '../admin/guards.js'
 import {
   createTenant,
   listTenants,
@@ -50,7 +51,7 @@ export function addTenantCommands(program: Command, io: CliIo): void {
     .option('--default', "the service's RATE_LIMIT_MAX again")
     .action((tenantId: string, options: JsonOption & { perMinute?: number; default?: boolean }) => {
       if (options.perMinute === undefined && !options.default) {
-        throw new InvalidArgumentError('Give --per-minute <n> or --default.')
+        throw new AdminError('Give --per-minute <n> or --default.')
       }
       return runOnDatabase(io, options, async ({ prisma }) =>
         changedLimit(await setTenantRateLimit(prisma, tenantId, options.perMinute ?? null)),

@@ -14,6 +14,9 @@ import { pgliteSession, pgSession, type SqlSession } from './sql-session.js'
 
 export type DatabaseKind = 'postgres' | 'pglite'
 
+/** A statement by name (prepared where the driver can) and its parameters. */
+export type Query = <Row>(name: string, sql: string, params: unknown[]) => Promise<Row[]>
+
 export interface Database {
   kind: DatabaseKind
   prisma: PrismaClient
@@ -25,6 +28,11 @@ export interface Database {
    * on every request. Writes of contacts, tags, tenants and keys go through Prisma.
    */
   query<Row>(name: string, sql: string, params: unknown[]): Promise<Row[]>
+  /**
+   * Runs `work` in one transaction on one connection, its statements through `query` (committed when `work`
+   * resolves, rolled back when it throws). On the embedded database other statements wait for it to end.
+   */
+  transaction<T>(work: (query: Query) => Promise<T>): Promise<T>
   /**
    * Subscribes to a notification channel (NOTIFY). `onChange` runs on each notification and whenever the
    * subscription (re)starts, since notifications sent while it was down are lost.
@@ -82,6 +90,20 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
       const result = await pool.query({ name, text: sql, values: params })
       return result.rows as Row[]
     },
+    async transaction(work) {
+      const client = await pool.connect()
+      try {
+        await client.query('BEGIN')
+        const result = await work(async (name, text, values) => (await client.query({ name, text, values })).rows)
+        await client.query('COMMIT')
+        return result
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
+      } finally {
+        client.release()
+      }
+    },
     listen: (channel, onChange) => listenPostgres(url, channel, onChange, connectTimeoutMs),
     async withSession(work) {
       const client = await pool.connect()
@@ -134,6 +156,10 @@ function wrapPglite(client: PGlite, release: () => Promise<void>): Database {
     async query<Row>(_name: string, sql: string, params: unknown[]) {
       return (await client.query<Row>(sql, params)).rows
     },
+    transaction: (work) =>
+      client.transaction((tx) =>
+        work(async <Row>(_name: string, sql: string, params: unknown[]) => (await tx.query<Row>(sql, params)).rows),
+      ),
     listen: (channel, onChange) => listenPglite(client, channel, onChange),
     withSession: (work) => work(pgliteSession(client)),
     async close() {

@@ -4,8 +4,11 @@
 
 const PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024'])
 const ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections'])
-/** 08: connection exception; 57P01-57P03: shutting down or starting up; 53300: too many connections. */
-const SQLSTATE = /^(08...|57P0[123]|53300)$/
+/**
+ * 08: connection exception; 57P01-57P03: shutting down or starting up; 53300: too many connections; 3D000: the
+ * database is gone (dropped); 55000: not accepting connections; 28000/28P01: the credentials no longer work.
+ */
+const SQLSTATE = /^(08...|57P0[123]|53300|3D000|55000|28000|28P01)$/
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'])
 const PG_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/

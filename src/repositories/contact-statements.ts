@@ -70,7 +70,7 @@ export function listStatement(query: ContactListQuery): Statement {
     page_tags AS (
       SELECT ct.contact_id, array_agg(t.name ORDER BY t.name COLLATE "C") AS names
       FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
-      WHERE ct.contact_id IN (SELECT id FROM page) GROUP BY ct.contact_id)
+      WHERE ct.contact_id = ANY(ARRAY(SELECT id FROM page)) GROUP BY ct.contact_id)
     SELECT ${contactSelectList('c', "COALESCE(pt.names, '{}')")}, c.version
     FROM page c LEFT JOIN page_tags pt ON pt.contact_id = c.id ORDER BY c.created_at DESC`
   return { name: `contacts_list_${rows}_${flags.join('_') || 'all'}`, sql, params }

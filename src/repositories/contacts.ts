@@ -3,7 +3,7 @@
 // Every request is one prepared statement and one round trip through the pool (src/repositories/
 // contact-statements.ts), writes included: docs/BENCHMARKS.md shows why these paths run beneath Prisma, which
 // stays the source of truth of the model and the migrations and serves the admin CLI.
-import type { Database } from '../db/database.js'
+import type { Database, Query } from '../db/database.js'
 import type { EmailStatus } from '../generated/prisma/enums.js'
 import type { Contact, ContactCreate, ContactList, ContactListQuery, ContactUpdate } from '../schemas/contacts.js'
 import { BY_EMAIL_KEY_SQL, CREATE_SQL, GET_SQL, listStatement, updateStatement } from './contact-statements.js'
@@ -47,10 +47,11 @@ export class ContactRepository {
     return row ? versioned(row) : null
   }
 
-  async create(tenantId: string, input: ContactCreate): Promise<CreateResult> {
+  /** `query` runs the statements elsewhere than the pool: in a transaction (an Idempotency-Key's). */
+  async create(tenantId: string, input: ContactCreate, query: Query = this.db.query): Promise<CreateResult> {
     const tagNames = [...new Set(input.tags ?? [])]
     const values = [input.email, input.phone, input.firstName, input.lastName, input.consentType ?? 'unknown']
-    const [row] = await this.db.query<CreatedRow>('contacts_create', CREATE_SQL, [
+    const [row] = await query<CreatedRow>('contacts_create', CREATE_SQL, [
       tenantId,
       ...values.map((value) => value ?? null),
       tagNames,
@@ -63,11 +64,10 @@ export class ContactRepository {
     }
     if (inserted.id) return { kind: 'created', ...versioned(inserted as ContactRow) }
     // Nothing inserted with every tag known: the email is taken (the only unique key a new contact can break).
-    const [existing] = await this.db.query<{ id: string; status: EmailStatus }>(
-      'contacts_by_email_key',
-      BY_EMAIL_KEY_SQL,
-      [tenantId, input.email],
-    )
+    const [existing] = await query<{ id: string; status: EmailStatus }>('contacts_by_email_key', BY_EMAIL_KEY_SQL, [
+      tenantId,
+      input.email,
+    ])
     if (!existing) throw new Error('a create inserted nothing, and no contact has its email')
     return { kind: 'conflict', existing }
   }

@@ -150,7 +150,7 @@ const EXAMPLES: Record<ErrorCode, ApiError> = {
   service_unavailable: errors.serviceUnavailable(),
 }
 
-function failure(status: number, codes: readonly ErrorCode[]) {
+function failure(status: number, codes: readonly ErrorCode[], extraHeaders: Record<string, object> = {}) {
   const spec = STATUSES[status] ?? { description: 'Errore', counted: false }
   const examples = Object.fromEntries(codes.map((code) => [code, { summary: code, value: EXAMPLES[code].toBody() }]))
   const retryAfter =
@@ -158,7 +158,7 @@ function failure(status: number, codes: readonly ErrorCode[]) {
   const allow = status === 405 ? { Allow: header('string', 'Metodi ammessi su questo percorso', 'GET, POST') } : {}
   return {
     description: `${spec.description}. Codici: ${codes.join(', ')}.`,
-    headers: { ...always, ...(spec.counted ? rateLimit : {}), ...retryAfter, ...allow },
+    headers: { ...always, ...(spec.counted ? rateLimit : {}), ...retryAfter, ...allow, ...extraHeaders },
     content: json(Type.Ref(ErrorResponseSchema), examples),
   }
 }
@@ -187,8 +187,13 @@ export const errorResponses = {
   create: {
     ...common,
     ...bodies,
-    400: failure(400, ['invalid_body', 'unknown_tag', 'invalid_query', 'invalid_header', 'bad_request']),
-    409: failure(409, ['conflict', 'idempotency_key_in_use']),
+    // A replayed unknown_tag or conflict says so, as a replayed 201 does.
+    400: failure(
+      400,
+      ['invalid_body', 'unknown_tag', 'invalid_query', 'invalid_header', 'bad_request'],
+      replayedHeader,
+    ),
+    409: failure(409, ['conflict', 'idempotency_key_in_use'], replayedHeader),
     422: failure(422, ['idempotency_key_reused']),
   },
   update: {

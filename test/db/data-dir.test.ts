@@ -92,6 +92,9 @@ t.test('the lock: a live owner keeps it, a dead one is taken over at once', asyn
   t.teardown(() => parent.kill('SIGKILL'))
   const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d) => resolve(String(d)))))
   const zombieStarted = startTime(zombie)
+  // Until bash has become `sleep 60` it would reap the child itself and no zombie would remain.
+  const execed = () => readFileSync(`/proc/${parent.pid}/cmdline`, 'utf8') === 'sleep\u000060\u0000'
+  while (!execed()) await new Promise((r) => setTimeout(r, 10))
   process.kill(zombie, 'SIGKILL')
   while (!/\) Z /.test(readFileSync(`/proc/${zombie}/stat`, 'utf8'))) await new Promise((r) => setTimeout(r, 20))
   await owner(zombie, hostname(), zombieStarted)

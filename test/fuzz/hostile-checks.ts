@@ -74,7 +74,9 @@ function requesterOf(fx: HostileFixture, header: string | undefined) {
 // ---------------------------------------------------------------------------------------------------------------
 // Path ids
 
-type IdClass = 'own' | 'absent' | 'urn-own' | 'urn-other' | 'not-uuid'
+const UNDECODABLE = { status: 400, code: 'bad_request' } as const
+
+type IdClass = 'own' | 'absent' | 'urn-own' | 'urn-other' | 'not-uuid' | 'undecodable'
 
 /** What a path segment names for the tenant: its own contact, no contact, either in urn:uuid: form, or no id. */
 export function classifyId(segment: string, s: Snapshot, tenantId: string | undefined): { cls: IdClass; id?: string } {
@@ -82,7 +84,7 @@ export function classifyId(segment: string, s: Snapshot, tenantId: string | unde
   try {
     decoded = decodeURIComponent(segment)
   } catch {
-    return { cls: 'not-uuid' }
+    return { cls: 'undecodable' }
   }
   const mine = (id: string) => tenantId !== undefined && contactsOf(s, tenantId).some((c) => c.id === id)
   const lower = decoded.toLowerCase()
@@ -143,6 +145,8 @@ export function checkList(fx: HostileFixture, x: Exchange, header: string | unde
 export function checkGet(fx: HostileFixture, x: Exchange, header: string | undefined, segment: string) {
   const requester = keyOf(header, fx.keyInfos)
   const { cls, id } = classifyId(segment, x.before, requester?.tenantId)
+  // A path that cannot be decoded is refused before routing, whatever else the request carries.
+  if (cls === 'undecodable') return expectOutcome(x, only('undecodable path', UNDECODABLE))
   const auth = authOutcome(header, fx.keyInfos, 'get')
   if (auth) return expectOutcome(x, cls === 'not-uuid' ? union(auth, { status: 404, code: 'not_found' }) : auth)
   if (cls === 'own') expectOutcome(x, only('own contact', { status: 200 }))
@@ -246,6 +250,7 @@ export function checkUpdate(
 ) {
   const requester = keyOf(header, fx.keyInfos)
   const { cls, id } = classifyId(segment, x.before, requester?.tenantId)
+  if (cls === 'undecodable') return expectOutcome(x, only('undecodable path', UNDECODABLE))
   const notFound = { status: 404, code: 'not_found' } as const
   const auth = authOutcome(header, fx.keyInfos, 'update')
   if (auth) return expectOutcome(x, cls === 'not-uuid' ? union(auth, notFound) : auth)
@@ -296,12 +301,13 @@ export function checkChaos(x: Exchange, method: Method, suffix: string): void {
   const item = /^\/[^/.%]+\/?$/.test(suffix)
   const noRoute = method === 'PUT' || method === 'DELETE' || (method === 'POST' && item) || (method === 'PATCH' && list)
   // On the two paths of contacts the answer is 405; elsewhere the router may normalise the path (dots, escapes,
-  // empty segments) onto one of them or onto none, so 405 or 404: either way no operation ran.
+  // empty segments) onto one of them or onto none, or refuse an escape it cannot decode: 405, 404 or 400, and
+  // either way no operation ran.
+  const answered = (status: number, code: string) => x.res.statusCode === status && x.res.body.includes(`"${code}"`)
   const ok =
     list || item
-      ? x.res.statusCode === 405 && x.res.body.includes('"method_not_allowed"')
-      : (x.res.statusCode === 405 && x.res.body.includes('"method_not_allowed"')) ||
-        (x.res.statusCode === 404 && x.res.body.includes('"not_found"'))
+      ? answered(405, 'method_not_allowed')
+      : answered(405, 'method_not_allowed') || answered(404, 'not_found') || answered(400, 'bad_request')
   if (noRoute && !ok) throw new Error(`${x.where}: no such operation, but ${x.res.statusCode} ${x.res.body}`)
   if (x.res.statusCode === 201) {
     const contact = x.body as Contact

@@ -9,9 +9,9 @@ CREATE TABLE "idempotency_keys" (
     "tenant_id" UUID NOT NULL,
     "key" TEXT NOT NULL,
     "request_hash" CHAR(64) NOT NULL,
-    "status" INTEGER,
-    "headers" TEXT,
-    "body" TEXT,
+    "status" INTEGER NOT NULL,
+    "headers" TEXT NOT NULL,
+    "body" TEXT NOT NULL,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "idempotency_keys_pkey" PRIMARY KEY ("tenant_id","key")

@@ -5,6 +5,7 @@
 import fp from 'fastify-plugin'
 import { BEARER, hashApiKey, KEY_PATTERN } from '../../api-key.js'
 import { type ApiError, errors } from '../../errors.js'
+import { isRepeated } from '../../http-headers.js'
 import type { ResolvedKey } from '../../repositories/api-keys.js'
 
 declare module 'fastify' {
@@ -16,15 +17,6 @@ declare module 'fastify' {
   }
 }
 
-/** Whether the request carries Authorization more than once (rawHeaders alternates names and values). */
-function repeatedAuthorization(rawHeaders: readonly string[]): boolean {
-  let seen = 0
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]?.toLowerCase() === 'authorization' && ++seen > 1) return true
-  }
-  return false
-}
-
 export default fp(
   async function authentication(fastify) {
     fastify.decorateRequest('auth', null)
@@ -32,7 +24,7 @@ export default fp(
     fastify.addHook('onRequest', async function resolveApiKey(request, reply) {
       // Node keeps the first of repeated Authorization headers: two credentials are ambiguous, never resolved,
       // even when the first is empty.
-      if (repeatedAuthorization(request.raw.rawHeaders)) {
+      if (isRepeated(request.raw.rawHeaders, 'authorization')) {
         request.authError = errors.invalidKeyFormat()
         return
       }

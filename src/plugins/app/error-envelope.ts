@@ -91,6 +91,8 @@ export default fp(
     })
     fastify.setNotFoundHandler(function handleNotFound(request, reply) {
       const apiError = unrouted(fastify, request, reply)
+      // Also where a plugin answers not found (a static file that is not there): no error is worth caching.
+      reply.header('cache-control', 'no-store')
       return reply.code(apiError.statusCode).send(apiError.toBody())
     })
   },

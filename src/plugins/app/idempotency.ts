@@ -3,11 +3,13 @@
 // `Idempotent-Replayed: true`; the same key with another body is 422 idempotency_key_reused; while the first is
 // still running, 409 idempotency_key_in_use. Only answers of the execution are kept (201, 400 unknown_tag,
 // 409 conflict): refusals before it (authentication, rate limit, validation) never reach here, and a server
-// failure gives the claim up so that a retry executes. Keys are kept 24 hours, purged every ten minutes.
+// failure rolls the whole attempt back, so that a retry executes. Keys are kept 24 hours, purged every ten
+// minutes. See src/repositories/idempotency.ts for how one transaction makes this hold under races and crashes.
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
+import type { Query } from '../../db/database.js'
 import { errors } from '../../errors.js'
-import { IdempotencyRepository, type StoredAnswer } from '../../repositories/idempotency.js'
+import { idempotencyKeys, type StoredAnswer } from '../../repositories/idempotency.js'
 
 export interface Answer extends StoredAnswer {
   /** True when the answer is a stored one, given again. */
@@ -15,8 +17,16 @@ export interface Answer extends StoredAnswer {
 }
 
 export interface Idempotency {
-  /** Runs `execute` once for this tenant's key and request; a retry gets the stored answer. */
-  once(tenantId: string, key: string, request: unknown, execute: () => Promise<StoredAnswer>): Promise<Answer>
+  /**
+   * Runs `execute` once for this tenant's key and request, inside the key's transaction (its statements go
+   * through the `query` it is given); a retry gets the stored answer.
+   */
+  once(
+    tenantId: string,
+    key: string,
+    request: unknown,
+    execute: (query: Query) => Promise<StoredAnswer>,
+  ): Promise<Answer>
 }
 
 declare module 'fastify' {
@@ -39,29 +49,26 @@ function canonical(value: unknown): string {
 
 export default fp(
   async function idempotency(fastify) {
-    const keys = new IdempotencyRepository(fastify.db)
+    const db = fastify.db
     const purge = () =>
-      keys.purge().catch((error) => fastify.log.warn({ err: error }, 'could not purge idempotency keys'))
+      idempotencyKeys
+        .purge(db.query)
+        .catch((error) => fastify.log.warn({ err: error }, 'could not purge idempotency keys'))
     const timer = setInterval(purge, PURGE_EVERY_MS).unref()
     fastify.addHook('onClose', async () => clearInterval(timer))
 
     fastify.decorate('idempotency', {
-      async once(tenantId, key, request, execute) {
-        const hash = createHash('sha256').update(canonical(request)).digest('hex')
-        const claim = await keys.claim(tenantId, key, hash)
-        if (claim.kind !== 'claimed' && !claim.sameRequest) throw errors.idempotencyKeyReused()
-        if (claim.kind === 'in_progress') throw errors.idempotencyKeyInUse()
-        if (claim.kind === 'done') return { ...claim.answer, replayed: true }
-        let answer: StoredAnswer
-        try {
-          answer = await execute()
-        } catch (error) {
-          await keys.release(tenantId, key).catch(() => {})
-          throw error
-        }
-        await keys.complete(tenantId, key, answer)
-        return { ...answer, replayed: false }
-      },
+      once: (tenantId, key, request, execute) =>
+        db.transaction(async (query) => {
+          const hash = createHash('sha256').update(canonical(request)).digest('hex')
+          if (!(await idempotencyKeys.lock(query, tenantId, key))) throw errors.idempotencyKeyInUse()
+          const stored = await idempotencyKeys.find(query, tenantId, key)
+          if (stored && stored.requestHash !== hash) throw errors.idempotencyKeyReused()
+          if (stored) return { ...stored.answer, replayed: true }
+          const answer = await execute(query)
+          await idempotencyKeys.store(query, tenantId, key, hash, answer)
+          return { ...answer, replayed: false }
+        }),
     } satisfies Idempotency)
   },
   { name: 'idempotency', dependencies: ['database'] },

@@ -1,6 +1,7 @@
-// Request bodies are JSON in UTF-8. A body declared in another charset is refused (415) and one whose bytes are
-// not valid UTF-8 is refused (400), instead of being stored with U+FFFD where the bad bytes were. Parsing itself
-// is Fastify's own JSON parser, with its protection against __proto__ and constructor.prototype keys.
+// Request bodies are JSON in UTF-8, not compressed. A body declared in another charset or with a Content-Encoding
+// is refused (415) and one whose bytes are not valid UTF-8 is refused (400), instead of being stored with U+FFFD
+// where the bad bytes were. Parsing itself is Fastify's own JSON parser, with its protection against __proto__
+// and constructor.prototype keys.
 import { parse as parseContentType } from 'content-type'
 import fp from 'fastify-plugin'
 import { ApiError, errors } from '../../errors.js'
@@ -24,6 +25,12 @@ export default fp(
       const charset = charsetOf(request.headers['content-type'])
       if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
         done(errors.unsupportedMediaType(), undefined)
+        return
+      }
+      // Compressed bodies are not decoded: one labelled so would be read as the wrong bytes.
+      const encoding = request.headers['content-encoding']?.trim().toLowerCase()
+      if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+        done(errors.unsupportedEncoding(), undefined)
         return
       }
       let text: string

@@ -1,6 +1,7 @@
 // Requests that fail before Fastify routes them get the API's Italian envelope too, never Node's or Fastify's
-// English body or an empty one: malformed HTTP (400), a header block too large (431), a request that does not
-// arrive in time (408), an Expect other than 100-continue (417), a URL that cannot be routed (404).
+// English body or an empty one: malformed HTTP (400, an HTTP/1.1 request without Host and a URL that cannot be
+// decoded included), a header block too large (431), a request that does not arrive in time (408), an Expect
+// other than 100-continue (417).
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
@@ -46,11 +47,11 @@ export function clientErrorHandler(this: FastifyInstance, error: ConnectionError
 }
 
 /**
- * Fastify's frameworkErrors option: routing errors answered before any handler (bad percent-encoding, an
- * over-long path segment). Such a URL names no resource: the usual 404 envelope.
+ * Fastify's frameworkErrors option: a URL that cannot be decoded (bad percent-encoding) is refused before any
+ * route runs, as the malformed request it is.
  */
 export function frameworkErrors(_error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const apiError = errors.notFound()
+  const apiError = errors.badRequest()
   // No hook runs for these: the headers every answer carries are set here.
   reply.headers({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-request-id': request.id })
   return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
@@ -58,6 +59,12 @@ export function frameworkErrors(_error: FastifyError, request: FastifyRequest, r
 
 export default fp(
   async function protocolErrors(fastify) {
+    // HTTP/1.1 requires Host (Node would answer its own bare 400 without it: requireHostHeader is off).
+    fastify.addHook('onRequest', async (request) => {
+      if (request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor === 1 && !request.headers.host) {
+        throw errors.badRequest()
+      }
+    })
     // With a listener here Node no longer answers an unknown Expect by itself (with an empty 417).
     fastify.server.on('checkExpectation', (_request, response) => {
       const apiError = errors.expectationFailed()

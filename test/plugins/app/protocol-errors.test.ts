@@ -93,6 +93,42 @@ t.test('malformed requests get the envelope, and no log line holds the key', asy
       'not_found',
     ],
     [
+      'an empty Authorization, then a key',
+      [`${get}Authorization: \r\n${auth}Connection: close\r\n\r\n`],
+      401,
+      'invalid_key_format',
+    ],
+    [
+      'a second Authorization after 1,100 headers',
+      [
+        `${get}${auth}${'a0: b\r\n'.repeat(1100)}Authorization: Bearer svc_${'0'.repeat(48)}\r\nConnection: close\r\n\r\n`,
+      ],
+      401,
+      'invalid_key_format',
+    ],
+    [
+      'two Idempotency-Key headers',
+      [
+        `POST /api/v1/contacts HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nIdempotency-Key: a\r\n` +
+          'Idempotency-Key: b\r\nContent-Length: 19\r\nConnection: close\r\n\r\n{"email":"ik@x.io"}',
+      ],
+      400,
+      'invalid_header',
+    ],
+    ['no Host header', [`GET /api/v1/contacts HTTP/1.1\r\n${auth}Connection: close\r\n\r\n`], 400, 'bad_request'],
+    [
+      'a URL that cannot be decoded',
+      ['GET /api/v1/contacts/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'],
+      400,
+      'bad_request',
+    ],
+    [
+      'a static file that is not there',
+      ['GET /docs/static/nothing.js HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'],
+      404,
+      'not_found',
+    ],
+    [
       'a method the path lacks',
       [`PUT /api/v1/contacts HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`],
       405,

@@ -3,8 +3,10 @@
 // a POST with an Idempotency-Key runs once (the idempotency plugin).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Query } from '../../../../db/database.js'
 import { etagOf, isCurrent, versionsOf } from '../../../../entity-tags.js'
 import { type ApiError, errors } from '../../../../errors.js'
+import { isRepeated } from '../../../../http-headers.js'
 import type { ContactRepository } from '../../../../repositories/contacts.js'
 import type { StoredAnswer } from '../../../../repositories/idempotency.js'
 import type { ContactCreate } from '../../../../schemas/contacts.js'
@@ -25,8 +27,9 @@ async function create(
   reply: FastifyReply,
   tenantId: string,
   input: ContactCreate,
+  query?: Query,
 ): Promise<StoredAnswer> {
-  const result = await contacts.create(tenantId, input)
+  const result = await contacts.create(tenantId, input, query)
   const failed = (error: ApiError) => ({ status: error.statusCode, headers: {}, body: JSON.stringify(error.toBody()) })
   if (result.kind === 'unknown_tags') return failed(errors.unknownTags(result.names))
   if (result.kind === 'conflict') return failed(errors.conflict(result.existing))
@@ -54,8 +57,9 @@ const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.post('/', { config: write, schema: createContact }, async (request, reply) => {
     const tenantId = tenantOf(request)
-    const execute = () => create(fastify.contacts, reply, tenantId, request.body)
+    const execute = (query?: Query) => create(fastify.contacts, reply, tenantId, request.body, query)
     const key = request.headers['idempotency-key']
+    if (isRepeated(request.raw.rawHeaders, 'idempotency-key')) throw errors.repeatedIdempotencyKey()
     return send(
       reply,
       key === undefined ? await execute() : await fastify.idempotency.once(tenantId, key, request.body, execute),

@@ -33,6 +33,16 @@ t.test('bodies are JSON in UTF-8', async (t) => {
   t.equal(invalid.statusCode, 400)
   t.equal(invalid.json().error.code, 'invalid_body')
   t.match(invalid.json().error.message, /UTF-8/)
+  for (const encoding of ['gzip', 'br', 'deflate']) {
+    const compressed = await request(app, key, {
+      method: 'POST',
+      url: LIST,
+      headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+      payload: json('{"email":"enc@x.io"}'),
+    })
+    t.equal(compressed.statusCode, 415, `Content-Encoding: ${encoding}`)
+    t.equal(compressed.json().error.code, 'unsupported_media_type')
+  }
   const overlong = await post(
     'application/json',
     Buffer.concat([json('{"email":"'), Buffer.from([0xc0, 0xaf]), json('@x.io"}')]),

@@ -38,7 +38,6 @@ t.test('Idempotency-Key: the first answer is replayed, never executed twice', as
   const badKey = await post(' spazio', { email: 'k@x.io' })
   t.equal(badKey.statusCode, 400)
   t.equal(badKey.json().error.code, 'invalid_header')
-
   // Another process on the same database, as after a restart: the stored answer is still replayed.
   const restarted = await buildApp(config, { database: db.database })
   t.teardown(() => restarted.close())
@@ -52,6 +51,68 @@ t.test('Idempotency-Key: the first answer is replayed, never executed twice', as
   t.equal(afterRestart.statusCode, 201)
   t.equal(afterRestart.body, first.body, 'replayed after a restart')
   t.equal(afterRestart.headers['idempotent-replayed'], 'true')
+})
+
+t.test('a retry while the first request runs, however long, never executes twice', async (t) => {
+  const { app, db } = await build(t, { RATE_LIMIT_MAX: '1000' })
+  const { key, tenantId } = await createTenantWithKey(app)
+  // The first request is held inside its execution (as a slow database would hold it) until the gate opens.
+  let open = () => {}
+  const gate = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  const create = app.contacts.create.bind(app.contacts)
+  app.contacts.create = async (...args) => {
+    await gate
+    return create(...args)
+  }
+  const send = () =>
+    request(app, key, {
+      method: 'POST',
+      url: LIST,
+      payload: { email: 'lento@x.io' },
+      headers: { 'idempotency-key': 'lento' },
+    })
+  const first = send()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const retry = send()
+  // On PostgreSQL the retry is told at once; the embedded database's single connection queues it instead.
+  const early = db.url ? await retry : null
+  if (early) {
+    t.equal(early.statusCode, 409)
+    t.equal(early.json().error.code, 'idempotency_key_in_use')
+  }
+  open()
+  const original = await first
+  t.equal(original.statusCode, 201)
+  const later = await (early ? send() : retry)
+  t.equal(later.statusCode, 201)
+  t.equal(later.headers['idempotent-replayed'], 'true')
+  t.equal(later.body, original.body, 'the replay of the original')
+  t.equal(await app.db.prisma.contact.count({ where: { tenantId } }), 1, 'one contact')
+})
+
+t.test('a first request that fails on the server leaves nothing: the retry executes', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000' })
+  const { key, tenantId } = await createTenantWithKey(app)
+  const create = app.contacts.create.bind(app.contacts)
+  let failures = 1
+  app.contacts.create = async (...args) => {
+    if (failures-- > 0) throw new Error('lost the database halfway')
+    return create(...args)
+  }
+  const send = () =>
+    request(app, key, {
+      method: 'POST',
+      url: LIST,
+      payload: { email: 'fallito@x.io' },
+      headers: { 'idempotency-key': 'f1' },
+    })
+  t.equal((await send()).statusCode, 500)
+  const retried = await send()
+  t.equal(retried.statusCode, 201, 'executed, not replayed')
+  t.notOk(retried.headers['idempotent-replayed'])
+  t.equal(await app.db.prisma.contact.count({ where: { tenantId } }), 1)
 })
 
 t.test('50 concurrent POSTs with one key and one body: one contact, identical answers', async (t) => {
@@ -107,6 +168,8 @@ t.test('ETag, If-None-Match and If-Match: no lost updates', async (t) => {
   t.equal(stale.json().error.code, 'precondition_failed')
   t.equal((await request(app, key, { method: 'GET', url })).json().stage, 'customer', 'nothing changed')
   t.equal((await patch(`W/${changed.headers.etag}`, { stage: 'lead' })).statusCode, 412, 'If-Match is strong')
+  t.equal((await patch('"v2147483648"', { stage: 'lead' })).statusCode, 412, 'a version no contact can have')
+  t.equal((await patch('"v99999999999999"', {})).statusCode, 412)
   t.equal((await patch('*', { stage: 'lead' })).statusCode, 200, 'If-Match: * for any existing contact')
   const gone = `${LIST}/00000000-0000-4000-8000-000000000000`
   t.equal(
