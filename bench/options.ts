@@ -34,7 +34,8 @@ const HELP = `usage: tsx bench/run.ts [options]
   --duration S       seconds per scenario (default 10; --smoke 2)
   --connections C    wrk connections (default 50; --smoke 10; --large 10)
   --threads T        wrk threads (default 1: the machine has few cores, wrk shares them with the servers)
-  --rounds R         measure every scenario R times, alternating targets; the table shows the median (default 1)
+  --rounds R         measure every scenario R times, alternating targets; the table shows the median (default 3;
+                     --smoke 1)
   --smoke            tiny run for CI: exits non-zero if a scenario had errors or the harness failed
   --large            1 tenant x 1,000,000 contacts, 10 connections; adds the list p99 < 20 ms targets
   --keep             reuse the bench database when its counts match, and do not drop it at the end
@@ -110,7 +111,7 @@ function benchOptions(flags: Flags, mode: Mode): BenchOptions {
     duration: integer('duration', flags.duration, defaults.duration, 1, 600),
     connections: integer('connections', flags.connections, defaults.connections, 1, 10_000),
     threads: integer('threads', flags.threads, 1, 1, 64),
-    rounds: integer('rounds', flags.rounds, 1, 1, 20),
+    rounds: integer('rounds', flags.rounds, mode === 'smoke' ? 1 : 3, 1, 20),
     database: flags.database ?? defaults.database,
     warmup: mode === 'smoke' ? 1 : 2,
   }

@@ -60,10 +60,13 @@ export function frameworkErrors(_error: FastifyError, request: FastifyRequest, r
 export default fp(
   async function protocolErrors(fastify) {
     // HTTP/1.1 requires Host (Node would answer its own bare 400 without it: requireHostHeader is off).
-    fastify.addHook('onRequest', async (request) => {
-      if (request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor === 1 && !request.headers.host) {
-        throw errors.badRequest()
-      }
+    fastify.addHook('onRequest', (request, _reply, done) => {
+      const raw = request.raw
+      done(
+        raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && !request.headers.host
+          ? errors.badRequest()
+          : undefined,
+      )
     })
     // With a listener here Node no longer answers an unknown Expect by itself (with an empty 417).
     fastify.server.on('checkExpectation', (_request, response) => {

@@ -2,12 +2,18 @@
 // Headers are never logged, so neither is any key.
 import fp from 'fastify-plugin'
 
+/** The levels at which the `info` request line is written. */
+const LOGS_INFO = new Set(['trace', 'debug', 'info'])
+
 export default fp(
   async function requestLog(fastify) {
-    fastify.addHook('onSend', async (request, reply) => {
+    // Callback-style hooks: on every request, a promise per hook is measurable CPU (docs/BENCHMARKS.md).
+    fastify.addHook('onSend', (request, reply, payload, done) => {
       reply.header('x-request-id', request.id)
+      done(null, payload)
     })
-    fastify.addHook('onResponse', async (request, reply) => {
+    fastify.addHook('onResponse', (request, reply, done) => {
+      if (!LOGS_INFO.has(request.log.level)) return done()
       request.log.info(
         {
           method: request.method,
@@ -18,6 +24,7 @@ export default fp(
         },
         'request',
       )
+      done()
     })
   },
   { name: 'request-log' },

@@ -4,9 +4,10 @@ import fp from 'fastify-plugin'
 
 export default fp(
   async function responseHeaders(fastify) {
-    fastify.addHook('onRequest', async (request, reply) => {
+    fastify.addHook('onRequest', (request, reply, done) => {
       reply.header('x-content-type-options', 'nosniff')
       if (!request.url.startsWith('/docs/static/')) reply.cacheControl('no-store')
+      done()
     })
   },
   { name: 'response-headers', dependencies: ['@fastify/sensible'] },

@@ -9,8 +9,8 @@ export default fp(
     fastify.addHook('preClose', async () => {
       shuttingDown = true
     })
-    fastify.addHook('onRequest', async () => {
-      if (shuttingDown) throw errors.serviceUnavailable()
+    fastify.addHook('onRequest', (_request, _reply, done) => {
+      done(shuttingDown ? errors.serviceUnavailable() : undefined)
     })
   },
   { name: 'shutdown', dependencies: ['error-envelope'] },
