@@ -47,6 +47,14 @@ export function buildIfNeeded() {
   return true
 }
 
+/** After `npm run build` itself (its last step): dist/ is current, so the next start does not build again. */
+function stampNow() {
+  const now = new Date()
+  writeFileSync(stamp, `${now.toISOString()}\n`)
+  utimesSync(stamp, now, now)
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  if (!buildIfNeeded()) process.exitCode = 1
+  if (process.argv[2] === '--stamp') stampNow()
+  else if (!buildIfNeeded()) process.exitCode = 1
 }

@@ -23,9 +23,9 @@ export interface Database {
   /** Connections of the PostgreSQL pool (for metrics); null on the embedded database. */
   poolStats(): { total: number; idle: number; waiting: number } | null
   /**
-   * A statement for the hot paths, below Prisma: the reads, and the API-key bookkeeping that rides on them.
-   * On PostgreSQL a named (prepared) statement through the same pool, planned once per connection instead of
-   * on every request. Writes of contacts, tags, tenants and keys go through Prisma.
+   * A statement for the request paths, below Prisma: the contacts' reads and writes, the API-key bookkeeping,
+   * the idempotency keys. On PostgreSQL a named (prepared) statement through the same pool, planned once per
+   * connection instead of on every request. The admin CLI and the demo go through Prisma's models.
    */
   query<Row>(name: string, sql: string, params: unknown[]): Promise<Row[]>
   /**
