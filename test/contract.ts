@@ -13,6 +13,11 @@ export interface Exchange {
   status: number
   headers: Record<string, unknown>
   payload: unknown
+  /**
+   * False when the server's router matched no route (its 404/405 handler answered). Such a path is no
+   * operation of the document even where a lenient path matcher would map it to one (`/contacts/x//`).
+   */
+  routed?: boolean
 }
 
 interface DocumentedResponse {
@@ -72,7 +77,7 @@ export async function contractViolations(exchange: Exchange): Promise<string[]> 
   const operation = api.matchOperation({ method: exchange.method, path, query, headers: {} }) as
     | { operationId?: string; responses?: Record<string, DocumentedResponse> }
     | undefined
-  if (!operation?.operationId) {
+  if (!operation?.operationId || exchange.routed === false) {
     const body = bodyOf(exchange.payload)
     return 'error' in body ? [body.error] : offDocument(exchange, body.parsed)
   }

@@ -41,7 +41,13 @@ export async function build(
   })
   // Root onSend hooks run in order: this one sees the headers every other hook has set.
   app.addHook('onSend', async (request, reply, payload) => {
-    const exchange = { method: request.method, url: request.url, status: reply.statusCode, payload }
+    const exchange = {
+      method: request.method,
+      url: request.url,
+      status: reply.statusCode,
+      payload,
+      routed: !request.is404,
+    }
     const problems = await contractViolations({ ...exchange, headers: reply.getHeaders() })
     if (problems.length > 0) {
       t.fail(`${request.method} ${request.url} → ${reply.statusCode} breaks openapi.json: ${problems.join('; ')}`)
