@@ -26,7 +26,7 @@ import { parseArgs } from 'node:util'
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaClient } from '../src/generated/prisma/client.ts'
-import { CREATE_SQL, updateStatement } from '../src/repositories/contact-statements.ts'
+import { CREATE_SQL, createParams, updateStatement } from '../src/repositories/contact-statements.ts'
 import { type ContactUpdate, STAGES } from '../src/schemas/contacts.ts'
 import { type BenchDatabase, benchDatabase, prepareDatabase, releaseDatabase, sampleTenants } from './database.ts'
 import { cleanUpOnSignals, cleanup, onCleanup } from './lifecycle.ts'
@@ -165,11 +165,9 @@ interface Way {
 /** What every POST sends besides its email and tag. */
 const NEW_CONTACT = { phone: '+39 02 1234 5678', firstName: 'Bench', lastName: 'Load', consentType: 'unknown' }
 
-/** rubrica's create statement's values: tenant, email, phone, names, consent type, tag names. */
-const createParams = (tenantId: string, email: string, tag: string) => {
-  const { phone, firstName, lastName, consentType } = NEW_CONTACT
-  return [tenantId, email, phone, firstName, lastName, consentType, [tag]]
-}
+/** rubrica's own values for its create statement. */
+const createValues = (tenantId: string, email: string, tag: string) =>
+  createParams(tenantId, { ...NEW_CONTACT, email }, [tag])
 
 /** POST as rubrica did it before 797fadf: the tag's id by a prepared statement, then Prisma's nested create. */
 async function createByModel(clients: Clients, prisma: PrismaClient, tenantId: string, email: string, tag: string) {
@@ -211,7 +209,7 @@ function postWays(clients: Clients, tenants: TenantFixture[], runId: string): Wa
   const email = (way: string, i: number) => `wrk-pw-${runId}-${way}-${i}@${BENCH_EMAIL_DOMAIN}`
   const values = (way: string, i: number) => {
     const { tenant, tag } = pick(tenants, i)
-    return createParams(tenant.id, email(way, i), tag)
+    return createValues(tenant.id, email(way, i), tag)
   }
   const created = (rows: { id?: string | null }[]) => {
     if (!rows[0]?.id) throw new Error('the create statement created nothing')

@@ -7,6 +7,8 @@ import type { Role } from './generated/prisma/enums.js'
 export const KEY_PREFIX = 'svc_'
 /** svc_ followed by 48 hexadecimal characters (24 random bytes). */
 export const KEY_PATTERN = /^svc_[0-9a-fA-F]{48}$/
+/** A key anywhere in a text (a log, the CLI's output), as the service prints keys: lower-case hex. */
+export const PRINTED_KEY = /svc_[0-9a-f]{48}/
 /** `Bearer <token>`, the scheme word in any case; the token is checked against KEY_PATTERN separately. */
 export const BEARER = /^bearer +(\S+) *$/i
 

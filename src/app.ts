@@ -7,6 +7,7 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController }
 import fp from 'fastify-plugin'
 import { type Config, trustProxy } from './config.js'
 import type { Database } from './db/database.js'
+import apiRoutes, { API_PREFIX } from './plugins/app/api-routes.js'
 import authChanges from './plugins/app/auth-changes.js'
 import database from './plugins/app/database.js'
 import demo from './plugins/app/demo.js'
@@ -43,6 +44,7 @@ export interface AppOptions {
 
 export default async function serviceApp(fastify: FastifyInstance, options: AppOptions) {
   fastify.decorate('config', options.config)
+  await fastify.register(apiRoutes)
   await fastify.register(sensible)
   await fastify.register(validation)
   await fastify.register(jsonBody)
@@ -64,7 +66,7 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(swagger)
   await fastify.register(swaggerUi)
   await fastify.register(openapiDocument)
-  await fastify.register(apiV1, { prefix: '/api/v1' })
+  await fastify.register(apiV1, { prefix: API_PREFIX })
 }
 
 export interface BuildOptions {

@@ -117,6 +117,16 @@ export const errors = {
       'idempotency_key_in_use',
       'Una richiesta con questa Idempotency-Key è ancora in corso: riprova tra poco.',
     ),
+  /** A validation failure of the body, query or headers, its message from describeValidationError. */
+  invalidInput: (code: 'invalid_body' | 'invalid_query' | 'invalid_header', message: string) =>
+    new ApiError(400, code, message),
+  notJsonBody: () =>
+    new ApiError(400, 'invalid_body', 'Il corpo della richiesta deve essere JSON (Content-Type: application/json).'),
+  emptyBody: () => new ApiError(400, 'invalid_body', 'Il corpo della richiesta è vuoto: atteso un oggetto JSON.'),
+  invalidJson: () => new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è un JSON valido.'),
+  invalidJsonOrForbiddenKeys: () =>
+    new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è un JSON valido o contiene chiavi vietate.'),
+  invalidUtf8: () => new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è testo UTF-8 valido.'),
   payloadTooLarge: () =>
     new ApiError(413, 'payload_too_large', 'Il corpo della richiesta supera la dimensione massima consentita.'),
   unsupportedEncoding: () =>

@@ -34,11 +34,10 @@ export async function build(
     ...env,
   })
   const db = await createTestDatabase()
+  // Closed even when the app fails to build (a test expecting a refused start would otherwise hang on it).
+  t.teardown(() => db.close())
   const app = await buildApp(config, { database: db.database, logStream })
-  t.teardown(async () => {
-    await app.close()
-    await db.close()
-  })
+  t.teardown(() => app.close())
   // Root onSend hooks run in order: this one sees the headers every other hook has set.
   app.addHook('onSend', async (request, reply, payload) => {
     const exchange = {

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import { PRINTED_KEY } from '../src/api-key.ts'
 import { type Started, start, waitFor } from './process.ts'
 
 /** 40 list requests in flight when SIGTERM arrives: answered, or turned away in the envelope; then exit 0. */
@@ -40,7 +41,10 @@ t.test('first start shows the demo key once, the printed curl works, SIGTERM dra
 
   const first = start({ DATA_DIR: dataDir })
   t.teardown(() => first.child.kill('SIGKILL'))
-  const [, key, url] = await waitFor(first, /curl -H 'Authorization: Bearer (svc_[0-9a-f]{48})' (\S+)/)
+  const [, key, url] = await waitFor(
+    first,
+    new RegExp(`curl -H 'Authorization: Bearer (${PRINTED_KEY.source})' (\\S+)`),
+  )
   const res = await fetch(url as string, { headers: { authorization: `Bearer ${key}` } })
   t.equal(res.status, 200)
   const body = (await res.json()) as { data: unknown[] }

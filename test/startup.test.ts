@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import t, { type Test } from 'tap'
+import { PRINTED_KEY } from '../src/api-key.ts'
 import { buildApp } from '../src/app.ts'
 import { runCli } from '../src/cli/main.ts'
 import { type Config, loadConfig } from '../src/config.ts'
@@ -196,7 +197,7 @@ t.test('the demo is made only once the server listens, and a never-used key is p
 
   const first = start({ DATABASE_URL: url })
   t.teardown(() => first.child.kill('SIGKILL'))
-  const [, key] = await waitFor(first, /Bearer (svc_[0-9a-f]{48})/)
+  const [, key] = await waitFor(first, new RegExp(`Bearer (${PRINTED_KEY.source})`))
   t.ok(key, 'the next start makes the demo and shows its key: it was not made by the failed start')
   first.child.kill('SIGTERM')
   t.equal(await first.exited, 0)
@@ -205,7 +206,7 @@ t.test('the demo is made only once the server listens, and a never-used key is p
   t.teardown(() => later.child.kill('SIGKILL'))
   const [hint] = await waitFor(later, /The demo key \(…\w{4}\) .* never been used.*\n/)
   t.match(hint, /npx rubrica key create --tenant [0-9a-f-]{36} --role admin/, 'says how to make another')
-  t.notMatch(later.output(), /svc_[0-9a-f]{48}/, 'without showing any key')
+  t.notMatch(later.output(), PRINTED_KEY, 'without showing any key')
   later.child.kill('SIGTERM')
   t.equal(await later.exited, 0)
 })
@@ -214,7 +215,7 @@ t.test('kill -9 and an immediate restart: the lock is taken over, acknowledged w
   const dataDir = await temporaryDir(t, 'rubrica-crash-')
   const first = start({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000' })
   t.teardown(() => first.child.kill('SIGKILL'))
-  const [, key, list] = await waitFor(first, /Bearer (svc_[0-9a-f]{48})' (\S+)/)
+  const [, key, list] = await waitFor(first, new RegExp(`Bearer (${PRINTED_KEY.source})' (\\S+)`))
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   const acknowledged: string[] = []
   let writing = true

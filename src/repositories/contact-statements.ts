@@ -2,7 +2,7 @@
 // filters, page size, fields of a PATCH), so PostgreSQL plans each shape once per connection; every request is
 // one statement and one round trip, writes included. Rows come back as Contacts: columns named as fields,
 // timestamps formatted by PostgreSQL, tags in code-point order.
-import type { ContactListQuery, ContactUpdate } from '../schemas/contacts.js'
+import type { ContactCreate, ContactListQuery, ContactUpdate } from '../schemas/contacts.js'
 import { CONTACT_COLUMNS, contactSelectList } from './contact-columns.js'
 
 export interface Statement {
@@ -77,15 +77,36 @@ export function listStatement(query: ContactListQuery): Statement {
 }
 
 /**
+ * The fields a POST sets, with the value stored when one is absent (null: the column stays empty). Typed on the
+ * schema: a field added to ContactCreate must be added here, or the build fails.
+ */
+const INSERTABLE: Record<Exclude<keyof ContactCreate, 'tags'>, string | null> = {
+  email: null,
+  phone: null,
+  firstName: null,
+  lastName: null,
+  consentType: 'unknown',
+}
+const CREATE_FIELDS = Object.keys(INSERTABLE) as (keyof typeof INSERTABLE)[]
+
+/** CREATE_SQL's values: $1 the tenant id, then the fields in CREATE_FIELDS' order, then the tag names. */
+export function createParams(tenantId: string, input: ContactCreate, tagNames: string[]): unknown[] {
+  return [tenantId, ...CREATE_FIELDS.map((field) => input[field] ?? INSERTABLE[field]), tagNames]
+}
+
+const TAGS = `$${CREATE_FIELDS.length + 2}::text[]`
+
+/**
  * A contact and its tag links in one statement (one round trip, so the per-tenant lock of the createdAt trigger
  * is held for that statement alone): nothing is inserted when a tag is unknown (`missing` counts them and
  * `found` names the known ones), or when the email is taken (no row: a conflict).
  */
-export const CREATE_SQL = `WITH wanted AS (SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY($7::text[])),
-  missing AS (SELECT cardinality($7::text[]) - count(*) AS n FROM wanted),
+export const CREATE_SQL = `WITH wanted AS (SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY(${TAGS})),
+  missing AS (SELECT cardinality(${TAGS}) - count(*) AS n FROM wanted),
   inserted AS (
-    INSERT INTO contacts (id, tenant_id, email, phone, first_name, last_name, consent_type, source)
-    SELECT gen_random_uuid(), $1, $2, $3, $4, $5, $6, 'api' FROM missing WHERE n = 0
+    INSERT INTO contacts (id, tenant_id, ${CREATE_FIELDS.map((field) => CONTACT_COLUMNS[field]).join(', ')}, source)
+    SELECT gen_random_uuid(), $1, ${CREATE_FIELDS.map((_, i) => `$${i + 2}`).join(', ')}, 'api'
+    FROM missing WHERE n = 0
     ON CONFLICT (tenant_id, email_key) DO NOTHING
     RETURNING *),
   linked AS (INSERT INTO contact_tags (contact_id, tag_id) SELECT c.id, w.id FROM inserted c CROSS JOIN wanted w)

@@ -6,7 +6,14 @@
 import type { Database, Query } from '../db/database.js'
 import type { EmailStatus } from '../generated/prisma/enums.js'
 import type { Contact, ContactCreate, ContactList, ContactListQuery, ContactUpdate } from '../schemas/contacts.js'
-import { BY_EMAIL_KEY_SQL, CREATE_SQL, GET_SQL, listStatement, updateStatement } from './contact-statements.js'
+import {
+  BY_EMAIL_KEY_SQL,
+  CREATE_SQL,
+  createParams,
+  GET_SQL,
+  listStatement,
+  updateStatement,
+} from './contact-statements.js'
 
 /** A contact and the version of its row, which moves on every change (the contact's ETag). */
 export interface Versioned {
@@ -50,12 +57,7 @@ export class ContactRepository {
   /** `query` runs the statements elsewhere than the pool: in a transaction (an Idempotency-Key's). */
   async create(tenantId: string, input: ContactCreate, query: Query = this.db.query): Promise<CreateResult> {
     const tagNames = [...new Set(input.tags ?? [])]
-    const values = [input.email, input.phone, input.firstName, input.lastName, input.consentType ?? 'unknown']
-    const [row] = await query<CreatedRow>('contacts_create', CREATE_SQL, [
-      tenantId,
-      ...values.map((value) => value ?? null),
-      tagNames,
-    ])
+    const [row] = await query<CreatedRow>('contacts_create', CREATE_SQL, createParams(tenantId, input, tagNames))
     if (!row) throw new Error('the create statement returned no row')
     const { missing, found, ...inserted } = row
     if (missing > 0) {

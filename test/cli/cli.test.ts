@@ -7,7 +7,7 @@ import { createDemoIfEmpty } from '../../src/admin/demo.ts'
 import { AdminError } from '../../src/admin/guards.ts'
 import { seed } from '../../src/admin/seed.ts'
 import { setTenantStatus } from '../../src/admin/tenants.ts'
-import { KEY_PATTERN, type Scope } from '../../src/api-key.ts'
+import { KEY_PATTERN, PRINTED_KEY, type Scope } from '../../src/api-key.ts'
 import { type CliIo, runCli } from '../../src/cli/main.ts'
 import { DatabaseLockedError } from '../../src/db/data-dir.ts'
 import type { Role, TenantStatus } from '../../src/generated/prisma/enums.ts'
@@ -191,7 +191,7 @@ t.test('key create, list and revoke', async (t) => {
 
   const text = await cli(['key', 'create', '--tenant', tenant.id, '--role', 'viewer', '--scopes', 'contacts:read'])
   t.equal(text.code, 0)
-  const shown = text.stdout.match(/svc_[0-9a-f]{48}/g) ?? []
+  const shown = text.stdout.match(new RegExp(PRINTED_KEY.source, 'g')) ?? []
   t.equal(shown.length, 1, 'the text output shows the key once')
 
   for (const format of [['--json'], []]) {

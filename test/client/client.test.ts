@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { PRINTED_KEY } from '../../src/api-key.ts'
 import { type Contact, createRubricaClient } from '../../src/client/index.ts'
 import { start, waitFor } from '../process.ts'
 
@@ -12,7 +13,10 @@ t.test('create, list with the cursor, read, patch and an error, through the type
   t.teardown(() => rm(dataDir, { recursive: true, force: true }))
   const server = start({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' })
   t.teardown(() => server.child.kill('SIGKILL'))
-  const [, apiKey, url] = await waitFor(server, /Bearer (svc_[0-9a-f]{48})' (http:\/\/\S+?)\/api\/v1\/contacts/)
+  const [, apiKey, url] = await waitFor(
+    server,
+    new RegExp(`Bearer (${PRINTED_KEY.source})' (http://\\S+?)/api/v1/contacts`),
+  )
   const client = createRubricaClient({ baseUrl: `${url}/`, apiKey: apiKey as string })
 
   const created = await client.POST('/api/v1/contacts', {

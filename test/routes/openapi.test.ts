@@ -84,8 +84,10 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     query.filter((p) => p.in === 'query').every((p) => p.required === false),
     'query parameters, defaults included, are optional',
   )
-  const cursor = query.find((p) => p.name === 'cursor') as { example?: unknown; schema?: { examples?: unknown } }
-  t.notOk(cursor.example ?? cursor.schema?.examples, 'no example cursor for a reference page to fill in')
+  for (const name of ['cursor', 'email']) {
+    const narrowing = query.find((p) => p.name === name) as { example?: unknown; schema?: { examples?: unknown } }
+    t.notOk(narrowing.example ?? narrowing.schema?.examples, `no example ${name} for a reference page to fill in`)
+  }
   const existing = served.components.schemas.ExistingContact.properties.status
   t.same(existing, { $ref: '#/components/schemas/EmailStatus' }, "the conflict's status is an EmailStatus")
 

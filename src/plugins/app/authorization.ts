@@ -40,6 +40,7 @@ export default fp(
         )
       }
       route.schema = { ...route.schema, security: [{ apiKey: [scope] }] }
+      fastify.apiRoutes.guard(route)
     })
 
     // preParsing: after authentication and rate limiting, before the body is read.
@@ -48,7 +49,7 @@ export default fp(
       done(refusalOf(request), payload)
     })
   },
-  { name: 'authorization', dependencies: ['authentication', 'rate-limit'] },
+  { name: 'authorization', dependencies: ['api-routes', 'authentication', 'rate-limit'] },
 )
 
 /** Why the request may not run its route, or undefined when it may. */

@@ -14,27 +14,23 @@ function fromFastifyError(error: FastifyError): ApiError | null {
     if (context === 'params') return errors.notFound()
     const part = context === 'querystring' || context === 'headers' ? context : 'body'
     const code = ({ body: 'invalid_body', querystring: 'invalid_query', headers: 'invalid_header' } as const)[part]
-    return new ApiError(400, code, describeValidationError(error.validation as ErrorObject[], part))
+    return errors.invalidInput(code, describeValidationError(error.validation as ErrorObject[], part))
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.payloadTooLarge()
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new ApiError(
-        400,
-        'invalid_body',
-        'Il corpo della richiesta deve essere JSON (Content-Type: application/json).',
-      )
+      return errors.notJsonBody()
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError(400, 'invalid_body', 'Il corpo della richiesta è vuoto: atteso un oggetto JSON.')
+      return errors.emptyBody()
     case 'FST_ERR_CTP_INVALID_JSON':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è un JSON valido.')
+      return errors.invalidJson()
   }
   // JSON bodies carrying __proto__ or constructor.prototype are refused by Fastify's parser as a SyntaxError.
   if (error instanceof SyntaxError && error.statusCode === 400) {
-    return new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è un JSON valido o contiene chiavi vietate.')
+    return errors.invalidJsonOrForbiddenKeys()
   }
   return null
 }

@@ -4,7 +4,7 @@
 // and constructor.prototype keys.
 import { parse as parseContentType } from 'content-type'
 import fp from 'fastify-plugin'
-import { ApiError, errors } from '../../errors.js'
+import { errors } from '../../errors.js'
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
@@ -37,7 +37,7 @@ export default fp(
       try {
         text = UTF8.decode(body as Buffer)
       } catch {
-        done(new ApiError(400, 'invalid_body', 'Il corpo della richiesta non è testo UTF-8 valido.'), undefined)
+        done(errors.invalidUtf8(), undefined)
         return
       }
       parseJson(request, text, done)

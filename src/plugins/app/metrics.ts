@@ -4,6 +4,7 @@
 // nothing is measured and prom-client is not even loaded. When on and the port is taken, the start fails.
 import { createServer, type Server } from 'node:http'
 import fp from 'fastify-plugin'
+import type { Database } from '../../db/database.js'
 import { OperatorError } from '../../operator-error.js'
 
 export interface Metrics {
@@ -19,6 +20,61 @@ declare module 'fastify' {
   }
 }
 
+type PromClient = typeof import('prom-client')
+type Registry = InstanceType<PromClient['Registry']>
+
+/** The service's instruments in `registry`: request durations, rate-limit refusals, the pool's connections. */
+function instruments(prom: PromClient, registry: Registry, db: Database) {
+  prom.collectDefaultMetrics({ register: registry, prefix: 'rubrica_' })
+  const requestDuration = new prom.Histogram({
+    name: 'rubrica_http_request_duration_seconds',
+    help: 'Time to answer requests, by method, route and status (its _count is the request count)',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  })
+  const rateLimitRefusals = new prom.Counter({
+    name: 'rubrica_rate_limit_refusals_total',
+    help: 'Requests refused with 429, by what was counted: tenant or client address',
+    labelNames: ['by'] as const,
+    registers: [registry],
+  })
+  new prom.Gauge({
+    name: 'rubrica_db_pool_connections',
+    help: 'PostgreSQL pool connections by state (absent on the embedded database)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const stats = db.poolStats()
+      if (!stats) return
+      this.set({ state: 'total' }, stats.total)
+      this.set({ state: 'idle' }, stats.idle)
+      this.set({ state: 'waiting' }, stats.waiting)
+    },
+  })
+  return { requestDuration, rateLimitRefusals }
+}
+
+/** The metrics server, listening on host:port; a port in use stops the start with one line. */
+async function listen(registry: Registry, host: string, port: number): Promise<Server> {
+  const server = createServer(async (req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end()
+      return
+    }
+    res.writeHead(200, { 'content-type': registry.contentType }).end(await registry.metrics())
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject).listen(port, host, resolve)
+  }).catch((error: NodeJS.ErrnoException) => {
+    const why = error.code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${error.code})`
+    throw new OperatorError(
+      `metrics port ${port} on ${host} ${why}: set METRICS_PORT to a free port, or METRICS_ENABLED=false.`,
+    )
+  })
+  return server
+}
+
 export default fp(
   async function metrics(fastify) {
     const { METRICS_ENABLED: enabled, METRICS_HOST: host, METRICS_PORT: port } = fastify.config
@@ -26,36 +82,9 @@ export default fp(
       fastify.decorate('metrics', { countRateLimitRefusal() {}, address: () => null })
       return
     }
-    const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = await import('prom-client')
-    const registry = new Registry()
-    collectDefaultMetrics({ register: registry, prefix: 'rubrica_' })
-    const requestDuration = new Histogram({
-      name: 'rubrica_http_request_duration_seconds',
-      help: 'Time to answer requests, by method, route and status (its _count is the request count)',
-      labelNames: ['method', 'route', 'status'] as const,
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [registry],
-    })
-    const rateLimitRefusals = new Counter({
-      name: 'rubrica_rate_limit_refusals_total',
-      help: 'Requests refused with 429, by what was counted: tenant or client address',
-      labelNames: ['by'] as const,
-      registers: [registry],
-    })
-    const db = fastify.db
-    new Gauge({
-      name: 'rubrica_db_pool_connections',
-      help: 'PostgreSQL pool connections by state (absent on the embedded database)',
-      labelNames: ['state'] as const,
-      registers: [registry],
-      collect() {
-        const stats = db.poolStats()
-        if (!stats) return
-        this.set({ state: 'total' }, stats.total)
-        this.set({ state: 'idle' }, stats.idle)
-        this.set({ state: 'waiting' }, stats.waiting)
-      },
-    })
+    const prom = await import('prom-client')
+    const registry = new prom.Registry()
+    const { requestDuration, rateLimitRefusals } = instruments(prom, registry, fastify.db)
 
     fastify.addHook('onResponse', async (request, reply) => {
       // Unknown URLs share one label, so that scanners cannot grow the series without bound.
@@ -76,21 +105,7 @@ export default fp(
     })
     // When the app is ready, before the API listens: a port in use then stops the start with one line.
     fastify.addHook('onReady', async () => {
-      server = createServer(async (req, res) => {
-        if (req.url !== '/metrics') {
-          res.writeHead(404).end()
-          return
-        }
-        res.writeHead(200, { 'content-type': registry.contentType }).end(await registry.metrics())
-      })
-      await new Promise<void>((resolve, reject) => {
-        server?.once('error', reject).listen(port, host, resolve)
-      }).catch((error: NodeJS.ErrnoException) => {
-        const why = error.code === 'EADDRINUSE' ? 'is already in use' : `cannot be used (${error.code})`
-        throw new OperatorError(
-          `metrics port ${port} on ${host} ${why}: set METRICS_PORT to a free port, or METRICS_ENABLED=false.`,
-        )
-      })
+      server = await listen(registry, host, port)
       fastify.log.info({ metrics: fastify.metrics.address() }, 'metrics listening')
     })
     fastify.addHook('onClose', async () => {

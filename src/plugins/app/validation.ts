@@ -3,7 +3,6 @@
 // errors everywhere (Fastify's default would silently drop them).
 import Ajv, { type ErrorObject, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import { fullFormats } from 'ajv-formats/dist/formats.js'
 import localizeItModule from 'ajv-i18n/localize/it/index.js'
 import fp from 'fastify-plugin'
 import { PATTERN_DESCRIPTIONS, UUID } from '../../schemas/common.js'
@@ -15,8 +14,9 @@ const localizeIt = localizeItModule as unknown as (errors: ErrorObject[]) => voi
 const shared: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
 
 const SECONDS = /[Tt ]\d{2}:\d{2}:(\d{2})/
-const rfc3339 = fullFormats['date-time'] as { validate: (value: string) => boolean }
-const emailFormat = fullFormats.email as RegExp
+// addFormats.get is ajv-formats' public way to a format's definition (its `dist/` files are not).
+const rfc3339 = addFormats.default.get('date-time', 'full') as { validate: (value: string) => boolean }
+const emailFormat = addFormats.default.get('email', 'full') as RegExp
 
 /**
  * An RFC 3339 timestamp that is also an instant the database can store: leap seconds (:60) and dates outside

@@ -3,6 +3,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import t from 'tap'
+import apiRoutes from '../../../src/plugins/app/api-routes.ts'
 import authorization from '../../../src/plugins/app/authorization.ts'
 import { build } from '../../helper.ts'
 
@@ -13,6 +14,7 @@ const rateLimit = fp(async () => {}, { name: 'rate-limit' })
 /** An app whose routes, added by `routes` after authorization, are checked as /api/v1's are. */
 function scopeWith(routes: (app: FastifyInstance) => void) {
   const app = Fastify()
+  app.register(apiRoutes)
   app.register(authentication)
   app.register(rateLimit)
   app.register(authorization)
@@ -50,6 +52,7 @@ t.test('a declared route starts, and its OpenAPI security is its scope', async (
 
 t.test('authorization registered before rate limiting stops the start', async (t) => {
   const app = Fastify()
+  app.register(apiRoutes)
   app.register(authentication)
   app.register(authorization)
   app.register(rateLimit)
@@ -70,4 +73,45 @@ t.test('every operation of the document requires the scope its route declares', 
     for (const [method, operation] of Object.entries(operations)) found[`${method} ${path}`] = operation.security
   }
   t.same(found, Object.fromEntries(Object.entries(wanted).map(([op, scope]) => [op, [{ apiKey: [scope] }]])))
+})
+
+t.test('a route under /api/v1 that authorization does not guard stops the start', async (t) => {
+  const read = { scope: 'contacts:read', access: 'read' } as const
+  const guardedScope = async (scope: FastifyInstance) => {
+    await scope.register(authentication)
+    await scope.register(rateLimit)
+    await scope.register(authorization)
+    scope.get('/contacts', { config: read }, async () => 'guarded')
+  }
+  const outside = Fastify()
+  outside.register(apiRoutes)
+  outside.register(guardedScope, { prefix: '/api/v1' })
+  // Found by an outsider: registered from another plugin with the /api/v1 prefix, a route skipped every check.
+  outside.register(async (other) => other.get('/tags', { config: read }, async () => 'open'), { prefix: '/api/v1' })
+  await t.rejects(
+    async () => outside.ready().then(() => undefined),
+    /Routes under \/api\/v1 outside the authenticated scope.*GET \/api\/v1\/tags/,
+  )
+
+  const early = Fastify()
+  early.register(apiRoutes)
+  early.register(
+    async (scope) => {
+      scope.get('/early', { config: read }, async () => 'before the hooks')
+      await guardedScope(scope)
+    },
+    { prefix: '/api/v1' },
+  )
+  await t.rejects(
+    async () => early.ready().then(() => undefined),
+    /GET \/api\/v1\/early/,
+    'a route of the scope added before authorization',
+  )
+
+  const fine = Fastify()
+  fine.register(apiRoutes)
+  fine.register(guardedScope, { prefix: '/api/v1' })
+  await fine.ready()
+  t.ok(fine.hasRoute({ method: 'GET', url: '/api/v1/contacts' }), 'routes after authorization start')
+  await Promise.all([outside.close(), early.close(), fine.close()])
 })
