@@ -1,5 +1,6 @@
 // What integrations need beyond the specification: safe retries of POST (Idempotency-Key), no lost updates
 // (ETag, If-Match, If-None-Match), finding a contact by email, and per-tenant rate limits.
+import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { setTenantRateLimit } from '../../../../../src/admin/tenants.ts'
 import { buildApp } from '../../../../../src/app.ts'
@@ -7,11 +8,14 @@ import { build, createTenantWithKey, request } from '../../../../helper.ts'
 
 const LIST = '/api/v1/contacts'
 
+/** A POST of `payload` carrying `idempotencyKey`. */
+const postOnce = (app: FastifyInstance, key: string, idempotencyKey: string, payload: object) =>
+  request(app, key, { method: 'POST', url: LIST, payload, headers: { 'idempotency-key': idempotencyKey } })
+
 t.test('Idempotency-Key: the first answer is replayed, never executed twice', async (t) => {
   const { app, config, db } = await build(t, { RATE_LIMIT_MAX: '1000' })
   const { key, tenantId } = await createTenantWithKey(app, { tags: ['vip'] })
-  const post = (idempotencyKey: string, payload: object) =>
-    request(app, key, { method: 'POST', url: LIST, payload, headers: { 'idempotency-key': idempotencyKey } })
+  const post = (idempotencyKey: string, payload: object) => postOnce(app, key, idempotencyKey, payload)
 
   const first = await post('ordine-1', { email: 'anna@x.io', tags: ['vip'] })
   t.equal(first.statusCode, 201)
@@ -42,12 +46,7 @@ t.test('Idempotency-Key: the first answer is replayed, never executed twice', as
   const restarted = await buildApp(config, { database: db.database })
   t.teardown(() => restarted.close())
   await restarted.ready()
-  const afterRestart = await request(restarted, key, {
-    method: 'POST',
-    url: LIST,
-    payload: { email: 'anna@x.io', tags: ['vip'] },
-    headers: { 'idempotency-key': 'ordine-1' },
-  })
+  const afterRestart = await postOnce(restarted, key, 'ordine-1', { email: 'anna@x.io', tags: ['vip'] })
   t.equal(afterRestart.statusCode, 201)
   t.equal(afterRestart.body, first.body, 'replayed after a restart')
   t.equal(afterRestart.headers['idempotent-replayed'], 'true')
@@ -66,13 +65,7 @@ t.test('a retry while the first request runs, however long, never executes twice
     await gate
     return create(...args)
   }
-  const send = () =>
-    request(app, key, {
-      method: 'POST',
-      url: LIST,
-      payload: { email: 'lento@x.io' },
-      headers: { 'idempotency-key': 'lento' },
-    })
+  const send = () => postOnce(app, key, 'lento', { email: 'lento@x.io' })
   const first = send()
   await new Promise((resolve) => setTimeout(resolve, 300))
   const retry = send()
@@ -101,13 +94,7 @@ t.test('a first request that fails on the server leaves nothing: the retry execu
     if (failures-- > 0) throw new Error('lost the database halfway')
     return create(...args)
   }
-  const send = () =>
-    request(app, key, {
-      method: 'POST',
-      url: LIST,
-      payload: { email: 'fallito@x.io' },
-      headers: { 'idempotency-key': 'f1' },
-    })
+  const send = () => postOnce(app, key, 'f1', { email: 'fallito@x.io' })
   t.equal((await send()).statusCode, 500)
   const retried = await send()
   t.equal(retried.statusCode, 201, 'executed, not replayed')
@@ -119,14 +106,7 @@ t.test('50 concurrent POSTs with one key and one body: one contact, identical an
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000' })
   const { key, tenantId } = await createTenantWithKey(app)
   const answers = await Promise.all(
-    Array.from({ length: 50 }, () =>
-      request(app, key, {
-        method: 'POST',
-        url: LIST,
-        payload: { email: 'corsa@x.io' },
-        headers: { 'idempotency-key': 'una-sola' },
-      }),
-    ),
+    Array.from({ length: 50 }, () => postOnce(app, key, 'una-sola', { email: 'corsa@x.io' })),
   )
   t.equal(await app.db.prisma.contact.count({ where: { tenantId } }), 1, 'one contact')
   const created = answers.filter((res) => res.statusCode === 201)
