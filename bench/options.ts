@@ -39,9 +39,9 @@ const HELP = `usage: tsx bench/run.ts [options]
   --smoke            tiny run for CI: exits non-zero if a scenario had errors or the harness failed
   --large            1 tenant x 1,000,000 contacts, 10 connections; adds the list p99 < 20 ms targets
   --keep             reuse the bench database when its counts match, and do not drop it at the end
-  --profile          then profile rubrica and the baseline (node --cpu-prof) under GET by id, list first page and
-                     POST, each alone; print top functions and CPU per request by package, rubrica against the
-                     baseline
+  --profile          then profile rubrica and the baseline (node --cpu-prof) under GET by id, the list (first
+                     page, 90% depth, filtered) and POST, each alone; print top functions and CPU per request by
+                     package, rubrica against the baseline
   --database NAME    bench database name (default rubrica_bench, rubrica_bench_large, rubrica_bench_smoke_<pid>)
   --out FILE         also write all results as JSON
 Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), the server used to create the

@@ -1,6 +1,6 @@
 // --profile: rubrica and the baseline under `node --cpu-prof`, one at a time and each alone on the machine (the
-// measured servers are stopped by then), under GET by id, list first page and POST; summarised by bench/profile.ts
-// into top functions and CPU per request by package, rubrica against the baseline.
+// measured servers are stopped by then), under GET by id, the list (first page, 90% depth, filtered) and POST;
+// summarised by bench/profile.ts into top functions and CPU per request by package, rubrica against the baseline.
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -19,7 +19,7 @@ import {
 import { type Server, startTarget, stopServer, type Target } from './servers.ts'
 import { runWrk, SCENARIOS, type ScenarioId, type Scripts, type WrkResult } from './wrk.ts'
 
-const PROFILED_SCENARIOS = ['a', 'b', 'e'] as const satisfies readonly ScenarioId[]
+const PROFILED_SCENARIOS = ['a', 'b', 'c', 'd', 'e'] as const satisfies readonly ScenarioId[]
 const TOP_FUNCTIONS = 25
 
 interface ProfileRun {

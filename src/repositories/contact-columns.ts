@@ -34,14 +34,18 @@ const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 
 /**
  * The select list of a Contact from `contacts` aliased `alias`, with `tags` from `tagsSql`: each column named
- * as its field, timestamps already formatted, so that a row is a Contact as it is.
+ * as its field, in the schema's order (answers are JSON.stringify'd rows), timestamps already formatted, so that
+ * a row is a Contact as it is.
  */
 export function contactSelectList(alias: string, tagsSql: string): string {
-  const columns = STORED_FIELDS.map((field) => {
-    const column = `${alias}.${CONTACT_COLUMNS[field]}`
-    return TIMESTAMP_FIELDS.has(field)
-      ? `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${field}"`
-      : `${column} AS "${field}"`
-  })
-  return [...columns, `${tagsSql} AS tags`].join(', ')
+  const fields = Object.keys(ContactSchema.properties) as (keyof Contact)[]
+  return fields
+    .map((field) => {
+      if (field === 'tags') return `${tagsSql} AS tags`
+      const column = `${alias}.${CONTACT_COLUMNS[field]}`
+      return TIMESTAMP_FIELDS.has(field)
+        ? `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${field}"`
+        : `${column} AS "${field}"`
+    })
+    .join(', ')
 }

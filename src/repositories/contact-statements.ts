@@ -16,7 +16,7 @@ const tagNamesOf = (id: string) =>
   `ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = ${id} ` +
   'ORDER BY t.name COLLATE "C")'
 
-// The version rides along: it is the contact's ETag, and serialisation leaves it out of the body.
+// The version rides along: it is the contact's ETag, which the repository takes off the contact (versioned()).
 const READ_COLUMNS = `${contactSelectList('c', tagNamesOf('c.id'))}, c.version`
 
 export const GET_SQL = `SELECT ${READ_COLUMNS} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`
@@ -71,7 +71,7 @@ export function listStatement(query: ContactListQuery): Statement {
       SELECT ct.contact_id, array_agg(t.name ORDER BY t.name COLLATE "C") AS names
       FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
       WHERE ct.contact_id = ANY(ARRAY(SELECT id FROM page)) GROUP BY ct.contact_id)
-    SELECT ${contactSelectList('c', "COALESCE(pt.names, '{}')")}, c.version
+    SELECT ${contactSelectList('c', "COALESCE(pt.names, '{}')")}
     FROM page c LEFT JOIN page_tags pt ON pt.contact_id = c.id ORDER BY c.created_at DESC`
   return { name: `contacts_list_${rows}_${flags.join('_') || 'all'}`, sql, params }
 }
