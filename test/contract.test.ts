@@ -12,6 +12,23 @@ const headers = {
   'x-ratelimit-reset': 60,
 }
 const error = (code: string) => JSON.stringify({ error: { code, message: 'x' } })
+/** A Contact as the document describes it. */
+const contact = {
+  id: ID,
+  email: 'anna@example.com',
+  firstName: null,
+  lastName: null,
+  phone: null,
+  emailStatus: 'active',
+  stage: 'lead',
+  source: 'api',
+  consentType: 'unknown',
+  tags: [],
+  archivedAt: null,
+  acquiredAt: '2026-01-01T00:00:00.000Z',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+}
 
 t.test('conforming answers pass, broken ones are reported', async (t) => {
   const unauthorized = { method: 'GET', url: '/api/v1/contacts', status: 401, headers, payload: error('invalid_key') }
@@ -35,6 +52,23 @@ t.test('conforming answers pass, broken ones are reported', async (t) => {
       },
       /format "uuid"/,
     ],
+    [
+      // Answers are JSON.stringify'd rows (src/routes/api/v1/index.ts): a column too many must be reported.
+      'a field the document does not have',
+      {
+        ...unauthorized,
+        status: 200,
+        headers: { ...headers, etag: '"1"' },
+        url: `/api/v1/contacts/${ID}`,
+        payload: JSON.stringify({ ...contact, version: 3 }),
+      },
+      /must NOT have additional properties/,
+    ],
+    [
+      'a list entry with a field the document does not have',
+      { ...unauthorized, status: 200, payload: JSON.stringify({ data: [{ ...contact, version: 3 }], next: null }) },
+      /must NOT have additional properties/,
+    ],
     ['no operation, not 404/405', { ...unauthorized, method: 'PUT', status: 200 }, /status 200 for no operation/],
     [
       'a 405 without Allow',
@@ -45,6 +79,17 @@ t.test('conforming answers pass, broken ones are reported', async (t) => {
   ]
   for (const [what, exchange, expected] of cases)
     t.match((await contractViolations(exchange)).join(' | '), expected, what)
+  t.same(
+    await contractViolations({
+      ...unauthorized,
+      status: 200,
+      headers: { ...headers, etag: '"1"' },
+      url: `/api/v1/contacts/${ID}`,
+      payload: JSON.stringify(contact),
+    }),
+    [],
+    'the same Contact without the extra field passes',
+  )
   t.same(
     await contractViolations({ ...unauthorized, url: '/health', status: 200, payload: '{}' }),
     [],

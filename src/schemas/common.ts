@@ -35,7 +35,7 @@ export const PATTERN_DESCRIPTIONS: Record<string, string> = {
 /** A plain UUID, any case. ajv-formats' uuid also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not. */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-/** `type: [T, "null"]`, the OpenAPI 3.1 way to say "or null", which fast-json-stringify also serialises directly. */
+/** `type: [T, "null"]`, the OpenAPI 3.1 way to say "or null". */
 export function Nullable<T extends TSchema>(schema: T): TUnsafe<T['static'] | null> {
   const { type, ...rest } = schema as unknown as { type: string } & Record<string, unknown>
   return Type.Unsafe<T['static'] | null>({ ...rest, type: [type, 'null'] })

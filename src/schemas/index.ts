@@ -9,7 +9,7 @@ import {
 import { ErrorCodeSchema, ErrorDetailSchema, ErrorResponseSchema, ExistingContactSchema } from './errors.js'
 
 /**
- * Schemas referenced by $id from routes: validation, serialisation and the document's components all use these.
+ * Schemas referenced by $id from routes: validation and the document's components use these.
  * Each comes after the schemas it refers to.
  */
 export const sharedSchemas = [
