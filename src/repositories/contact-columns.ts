@@ -22,11 +22,12 @@ export const CONTACT_COLUMNS = {
   updatedAt: 'updated_at',
 } as const satisfies Record<StoredField, string>
 
-export const STORED_FIELDS = Object.keys(CONTACT_COLUMNS) as StoredField[]
+/** A Contact's fields in the schema's order, which answers keep (they are JSON.stringify'd rows). */
+const CONTACT_FIELDS = Object.keys(ContactSchema.properties) as (keyof Contact)[]
 
 /** Fields the schema declares as timestamps (format date-time), nullable or not. */
 const TIMESTAMP_FIELDS = new Set(
-  STORED_FIELDS.filter((field) => (ContactSchema.properties[field] as { format?: string }).format === 'date-time'),
+  CONTACT_FIELDS.filter((field) => (ContactSchema.properties[field] as { format?: string }).format === 'date-time'),
 )
 
 /** The API's timestamp format, produced by PostgreSQL: ISO 8601 in UTC with milliseconds and Z. */
@@ -34,18 +35,14 @@ const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 
 /**
  * The select list of a Contact from `contacts` aliased `alias`, with `tags` from `tagsSql`: each column named
- * as its field, in the schema's order (answers are JSON.stringify'd rows), timestamps already formatted, so that
- * a row is a Contact as it is.
+ * as its field, in the schema's order, timestamps already formatted, so that a row is a Contact as it is.
  */
 export function contactSelectList(alias: string, tagsSql: string): string {
-  const fields = Object.keys(ContactSchema.properties) as (keyof Contact)[]
-  return fields
-    .map((field) => {
-      if (field === 'tags') return `${tagsSql} AS tags`
-      const column = `${alias}.${CONTACT_COLUMNS[field]}`
-      return TIMESTAMP_FIELDS.has(field)
-        ? `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${field}"`
-        : `${column} AS "${field}"`
-    })
-    .join(', ')
+  return CONTACT_FIELDS.map((field) => {
+    if (field === 'tags') return `${tagsSql} AS tags`
+    const column = `${alias}.${CONTACT_COLUMNS[field]}`
+    return TIMESTAMP_FIELDS.has(field)
+      ? `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${field}"`
+      : `${column} AS "${field}"`
+  }).join(', ')
 }
