@@ -52,10 +52,16 @@ export async function warmUp(targets: Targets, scripts: Scripts, load: Load): Pr
   }
 }
 
-/** Every scenario on its targets, `load.rounds` times. */
-export async function measureRounds(targets: Targets, scripts: Scripts, load: Load): Promise<Measurement[]> {
+/** Every scenario on its targets, `load.rounds` times; `beforeRound` runs before each round (vacuum). */
+export async function measureRounds(
+  targets: Targets,
+  scripts: Scripts,
+  load: Load,
+  beforeRound: () => Promise<void>,
+): Promise<Measurement[]> {
   const measurements: Measurement[] = []
   for (let round = 1; round <= load.rounds; round++) {
+    await beforeRound()
     for (const scenario of ORDER) {
       for (const target of targetsOf(scenario, round)) {
         note(`round ${round}: ${SCENARIOS[scenario].name} on ${target}`)

@@ -22,7 +22,14 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { checkAnswers } from './answers.ts'
-import { benchDatabase, postgresVersion, prepareDatabase, releaseDatabase, sampleTenants } from './database.ts'
+import {
+  benchDatabase,
+  postgresVersion,
+  prepareDatabase,
+  releaseDatabase,
+  sampleTenants,
+  vacuumBenchTables,
+} from './database.ts'
 import { cleanUpOnSignals, cleanup, onCleanup, startWatchdog, wasInterrupted } from './lifecycle.ts'
 import { BASELINE_SCENARIOS, measureRounds, ORDER, warmUp } from './measure.ts'
 import { readCommandLine } from './options.ts'
@@ -82,7 +89,7 @@ async function main(): Promise<number> {
 
   await warmUp(targets, scripts, options)
   const loadBeforeMeasuring = loadavg() // includes the warm-up; the "other CPU" column tells other people's work apart
-  const measurements = await measureRounds(targets, scripts, options)
+  const measurements = await measureRounds(targets, scripts, options, () => vacuumBenchTables(database))
   const loadAfter = loadavg()
   const profiles = profile ? await profileAlone(targets, scripts) : ''
 

@@ -14,10 +14,12 @@ export interface Exchange {
   headers: Record<string, unknown>
   payload: unknown
   /**
-   * False when the server's router matched no route (its 404/405 handler answered). Such a path is no
-   * operation of the document even where a lenient path matcher would map it to one (`/contacts/x//`).
+   * The route the server's router matched (Fastify's URL, `/api/v1/contacts/:id`); null when it matched none (its
+   * 404/405 handler answered); absent, the operation is found from the URL alone. The router's choice is what
+   * was served: a lenient path matcher would map `/contacts/x//` to an operation the router never reached, and
+   * `/contacts//` to the list where the router serves an empty id.
    */
-  routed?: boolean
+  route?: string | null
 }
 
 interface DocumentedResponse {
@@ -73,11 +75,13 @@ function offDocument(exchange: Exchange, body: unknown): string[] {
 export async function contractViolations(exchange: Exchange): Promise<string[]> {
   if (UNDOCUMENTED.test(exchange.url)) return []
   await ready
-  const [path = '/', query = ''] = exchange.url.split('?', 2)
+  const [urlPath = '/', query = ''] = exchange.url.split('?', 2)
+  // A route's parameters filled with a placeholder: the path then names the route's operation and no other.
+  const path = exchange.route ? exchange.route.replace(/:\w+/g, 'x') : urlPath
   const operation = api.matchOperation({ method: exchange.method, path, query, headers: {} }) as
     | { operationId?: string; responses?: Record<string, DocumentedResponse> }
     | undefined
-  if (!operation?.operationId || exchange.routed === false) {
+  if (!operation?.operationId || exchange.route === null) {
     const body = bodyOf(exchange.payload)
     return 'error' in body ? [body.error] : offDocument(exchange, body.parsed)
   }

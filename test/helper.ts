@@ -45,7 +45,7 @@ export async function build(
       url: request.url,
       status: reply.statusCode,
       payload,
-      routed: !request.is404,
+      route: request.is404 ? null : (request.routeOptions.url ?? null),
     }
     const problems = await contractViolations({ ...exchange, headers: reply.getHeaders() })
     if (problems.length > 0) {

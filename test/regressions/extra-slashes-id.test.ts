@@ -33,7 +33,10 @@ t.test(
       headers: { 'content-type': 'application/json; charset=utf-8' },
       payload: JSON.stringify({ error: { code: 'not_found', message: 'Contatto non trovato.' } }),
     }
-    t.match((await contractViolations({ ...exchange, routed: true })).join(), /X-RateLimit-Limit is required/)
-    t.same(await contractViolations({ ...exchange, routed: false }), [])
+    t.match(
+      (await contractViolations({ ...exchange, route: '/api/v1/contacts/:id' })).join(),
+      /X-RateLimit-Limit is required/,
+    )
+    t.same(await contractViolations({ ...exchange, route: null }), [])
   },
 )
