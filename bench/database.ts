@@ -70,9 +70,10 @@ async function deleteBenchContacts(client: pg.Client): Promise<number> {
 
 /**
  * Clears the dead row versions that writes leave (the previous round's POST and PATCH, a kept database's
- * clean-up), before reads are measured. A server with autovacuum off (as on the bench machine) leaves them to the
- * first reader of each page, which prunes it: PostgreSQL CPU that lands on whichever target reads next. Plain
- * VACUUM, no ANALYZE: the plans the targets have prepared stay as they are.
+ * clean-up), before a round's reads are measured. A server with autovacuum off (as on the bench machine) leaves
+ * them to the first reader of each page, which prunes it: PostgreSQL CPU that lands on whichever target reads
+ * next. No ANALYZE: the column statistics stay as seeded. Within a round, the second target's PATCH still runs over
+ * the first one's dead rows; which target goes first alternates by round.
  */
 export async function vacuumBenchTables(db: BenchDatabase): Promise<void> {
   await withClient(db.url, (client) => client.query('VACUUM contacts, contact_tags, idempotency_keys'))

@@ -89,7 +89,11 @@ async function main(): Promise<number> {
 
   await warmUp(targets, scripts, options)
   const loadBeforeMeasuring = loadavg() // includes the warm-up; the "other CPU" column tells other people's work apart
-  const measurements = await measureRounds(targets, scripts, options, () => vacuumBenchTables(database))
+  const measurements = await measureRounds(targets, scripts, options, async () => {
+    const started = performance.now()
+    await vacuumBenchTables(database)
+    note(`vacuumed the bench tables in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  })
   const loadAfter = loadavg()
   const profiles = profile ? await profileAlone(targets, scripts) : ''
 
