@@ -45,7 +45,8 @@ export async function build(
       url: request.url,
       status: reply.statusCode,
       payload,
-      route: request.is404 ? null : (request.routeOptions.url ?? null),
+      // Fastify's 404/405 handler has no route URL: null, off the document.
+      route: request.routeOptions.url ?? null,
     }
     const problems = await contractViolations({ ...exchange, headers: reply.getHeaders() })
     if (problems.length > 0) {
