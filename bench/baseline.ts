@@ -28,7 +28,9 @@ if (!databaseUrl) {
   process.exit(1)
 }
 const port = Number(process.env.PORT ?? 3100)
-const pool = new pg.Pool({ connectionString: databaseUrl, max: Number(process.env.DATABASE_POOL_SIZE ?? 4) })
+const poolSize = Number(process.env.DATABASE_POOL_SIZE ?? 4)
+// Connections stay open once opened (min = max), as rubrica's do: none is closed while a target waits its turn.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, min: poolSize })
 pool.on('error', () => {})
 
 /** A row of the statements: a Contact, whose id the POST's Location needs. */

@@ -75,7 +75,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: connectTimeoutMs })
+  // A fixed-size pool: a connection, once open, stays open (min = max). pg-pool's default closes one after 10 s
+  // idle, so the first requests after a quiet spell paid a new connection and re-planned every statement on a
+  // fresh backend (tens of ms at p99, docs/BENCHMARKS.md); and each release armed and each acquire cleared an
+  // idle timer. A connection that fails is still dropped and replaced on demand.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    min: poolSize,
+    connectionTimeoutMillis: connectTimeoutMs,
+  })
   // An idle client's error (database restarted) must not crash the process; the pool replaces it.
   pool.on('error', () => {})
   // Prisma's statements named by their text, so that each is planned once per connection like the repository's.
