@@ -11,6 +11,7 @@ import { PrismaClient } from '../generated/prisma/client.js'
 import { lockDataDir, makePrivate, prepareDataDir } from './data-dir.js'
 import { listenPglite, listenPostgres, type Unsubscribe } from './notifications.js'
 import { pgliteSession, pgSession, type SqlSession } from './sql-session.js'
+import { TCP_KEEPALIVE } from './tcp-keepalive.js'
 
 export type DatabaseKind = 'postgres' | 'pglite'
 
@@ -77,13 +78,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
   // A fixed-size pool: a connection, once open, stays open (min = max). pg-pool's default closes one after 10 s
   // idle, so the first requests after a quiet spell paid a new connection and re-planned every statement on a
-  // fresh backend (tens of ms at p99, docs/BENCHMARKS.md); and each release armed and each acquire cleared an
-  // idle timer. A connection that fails is still dropped and replaced on demand.
+  // fresh backend (docs/BENCHMARKS.md, "Connections closed while idle"); and each release armed and each acquire
+  // cleared an idle timer. A connection that fails is still dropped and replaced on demand; keepalives stop a
+  // firewall or NAT from silently forgetting one that stays quiet.
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     min: poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
+    ...TCP_KEEPALIVE,
   })
   // An idle client's error (database restarted) must not crash the process; the pool replaces it.
   pool.on('error', () => {})

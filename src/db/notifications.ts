@@ -2,6 +2,7 @@
 // the subscription starts or starts over after a lost connection, because notifications sent meanwhile are lost.
 import type { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
+import { TCP_KEEPALIVE } from './tcp-keepalive.js'
 
 export type Unsubscribe = () => Promise<void>
 
@@ -19,7 +20,7 @@ export async function listenPostgres(
   let client: pg.Client | null = null
   let retry: NodeJS.Timeout | undefined
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs })
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, ...TCP_KEEPALIVE })
     next.on('notification', (message) => {
       if (message.channel === channel) onChange()
     })
