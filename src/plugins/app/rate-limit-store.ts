@@ -1,8 +1,5 @@
-// The counters behind the rate limits, as a store of @fastify/rate-limit's documented store interface
-// (`incr`, the `read` that `{ increment: false }` needs, `child`). Fixed windows that start with their first
-// request. With Redis reachable the counts are shared by every instance; otherwise, or when a command fails,
-// each instance counts on its own.
-import type { FastifyRateLimitStore } from '@fastify/rate-limit'
+// The counters behind the rate limits: fixed windows that start with their first request. With Redis reachable
+// the counts are shared by every instance; otherwise, or when a command fails, each instance counts on its own.
 import { LRUCache } from 'lru-cache'
 import type { RedisLink } from './redis.js'
 
@@ -12,8 +9,6 @@ export interface Count {
   /** Milliseconds until the window ends. */
   ttl: number
 }
-
-type Callback = (error: Error | null, result?: Count) => void
 
 interface Window {
   count: number
@@ -43,13 +38,6 @@ export class LocalCounters {
     return { current: window.count, ttl: window.startedAt + windowMs - now }
   }
 
-  read(key: string, windowMs: number): Count {
-    const now = Date.now()
-    const window = this.countersOf(key).peek(key)
-    if (!window || now - window.startedAt >= windowMs) return { current: 0, ttl: windowMs }
-    return { current: window.count, ttl: window.startedAt + windowMs - now }
-  }
-
   /** Takes back one request counted in the current window (none if the window is over). */
   refund(key: string, windowMs: number): void {
     const window = this.countersOf(key).peek(key)
@@ -66,9 +54,6 @@ const INCR_SCRIPT = `local n = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) ttl = tonumber(ARGV[1]) end
 return {n, ttl}`
-const READ_SCRIPT = `local n = redis.call('GET', KEYS[1])
-if not n then return {0, tonumber(ARGV[1])} end
-return {tonumber(n), redis.call('PTTL', KEYS[1])}`
 const REFUND_SCRIPT = `local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 if n > 0 then redis.call('DECR', KEYS[1]) end
 return {0, 0}`
@@ -85,10 +70,6 @@ export class RedisCounters {
     return this.run(INCR_SCRIPT, key, windowMs)
   }
 
-  read(key: string, windowMs: number): Promise<Count> {
-    return this.run(READ_SCRIPT, key, windowMs)
-  }
-
   async refund(key: string, windowMs: number): Promise<void> {
     await this.run(REFUND_SCRIPT, key, windowMs)
   }
@@ -100,22 +81,18 @@ export class RedisCounters {
 }
 
 /** Redis while it answers, process memory otherwise: a rate limit never fails a request. */
-export class CounterStore implements FastifyRateLimitStore {
+export class CounterStore {
   private readonly local = new LocalCounters()
 
   constructor(private readonly shared: RedisCounters | null) {}
 
-  incr(key: string, callback: Callback, timeWindow: number): void {
-    this.count('incr', key, timeWindow).then((count) => callback(null, count), callback)
-  }
-
-  read(key: string, callback: Callback, timeWindow: number): void {
-    this.count('read', key, timeWindow).then((count) => callback(null, count), callback)
-  }
-
-  /** Every route and limiter shares the same counters. */
-  child(): CounterStore {
-    return this
+  /**
+   * Counts one request. A count in process memory is returned as it is, not as a promise: every request is
+   * counted, and a promise per request shows in the instructions a GET costs (docs/BENCHMARKS.md).
+   */
+  incr(key: string, windowMs: number): Count | Promise<Count> {
+    if (this.shared?.available) return this.incrShared(this.shared, key, windowMs)
+    return this.local.incr(key, windowMs)
   }
 
   /** Takes back one counted request, where it was counted (best effort: a lost refund only errs strict). */
@@ -130,14 +107,12 @@ export class CounterStore implements FastifyRateLimitStore {
     this.local.refund(key, windowMs)
   }
 
-  private async count(operation: 'incr' | 'read', key: string, windowMs: number): Promise<Count> {
-    if (this.shared?.available) {
-      try {
-        return await this.shared[operation](key, windowMs)
-      } catch {
-        // A command that fails mid-outage, before the link notices, is counted locally instead.
-      }
+  private async incrShared(shared: RedisCounters, key: string, windowMs: number): Promise<Count> {
+    try {
+      return await shared.incr(key, windowMs)
+    } catch {
+      // A command that fails mid-outage, before the link notices, is counted locally instead.
+      return this.local.incr(key, windowMs)
     }
-    return this.local[operation](key, windowMs)
   }
 }

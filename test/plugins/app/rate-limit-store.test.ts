@@ -1,8 +1,10 @@
 // The per-instance counters: fixed windows that start with their first request, and tenants counted apart from
-// client addresses so that no number of addresses can hand a tenant a fresh window.
+// client addresses so that no number of addresses can hand a tenant a fresh window. And the store in front of
+// them: Redis while it answers, process memory otherwise.
 import FakeTimers from '@sinonjs/fake-timers'
 import t from 'tap'
-import { LocalCounters } from '../../../src/plugins/app/rate-limit-store.ts'
+import { CounterStore, LocalCounters, RedisCounters } from '../../../src/plugins/app/rate-limit-store.ts'
+import type { RedisLink } from '../../../src/plugins/app/redis.ts'
 
 const WINDOW = 60_000
 
@@ -13,10 +15,13 @@ t.test('a window counts from its first request and ends after the window', async
   t.same(counters.incr('tenant:a', WINDOW), { current: 1, ttl: WINDOW })
   clock.tick(20_000)
   t.same(counters.incr('tenant:a', WINDOW), { current: 2, ttl: 40_000 })
-  t.same(counters.read('tenant:a', WINDOW), { current: 2, ttl: 40_000 }, 'read counts nothing')
-  clock.tick(40_000)
-  t.same(counters.read('tenant:a', WINDOW), { current: 0, ttl: WINDOW }, 'the window is over')
-  t.same(counters.incr('tenant:a', WINDOW), { current: 1, ttl: WINDOW }, 'a new one starts')
+  counters.refund('tenant:a', WINDOW)
+  t.same(counters.incr('tenant:a', WINDOW), { current: 2, ttl: 40_000 }, 'a refund takes one request back')
+  clock.tick(39_999)
+  t.same(counters.incr('tenant:a', WINDOW), { current: 3, ttl: 1 }, 'the window lasts its whole length')
+  clock.tick(1)
+  counters.refund('tenant:a', WINDOW)
+  t.same(counters.incr('tenant:a', WINDOW), { current: 1, ttl: WINDOW }, 'then a new one starts, refunds or not')
 })
 
 t.test("requests from 20,000 addresses do not reset a tenant's window", async (t) => {
@@ -24,4 +29,35 @@ t.test("requests from 20,000 addresses do not reset a tenant's window", async (t
   for (let i = 0; i < 5; i++) counters.incr('tenant:busy', WINDOW)
   for (let i = 0; i < 20_000; i++) counters.incr(`address:10.0.${i >> 8}.${i & 255}`, WINDOW)
   t.equal(counters.incr('tenant:busy', WINDOW).current, 6, 'the tenant keeps its count')
+})
+
+/** A link whose every command answers `answer` (or fails with it), with `available` as given. */
+function fakeLink(available: boolean, answer: [number, number] | Error): RedisLink {
+  const evalScript = async () => {
+    if (answer instanceof Error) throw answer
+    return answer
+  }
+  return { available, client: { eval: evalScript } } as unknown as RedisLink
+}
+
+t.test('the store counts in process memory without a promise, and in Redis while it answers', async (t) => {
+  const local = new CounterStore(null)
+  const counted0 = local.incr('tenant:a', WINDOW)
+  t.notOk(counted0 instanceof Promise, 'no Redis: the count itself, not a promise')
+  t.match(counted0, { current: 1 })
+
+  const shared = new CounterStore(new RedisCounters(fakeLink(true, [7, 1500])))
+  const counted = shared.incr('tenant:a', WINDOW)
+  t.ok(counted instanceof Promise, 'Redis: a promise')
+  t.same(await counted, { current: 7, ttl: 1500 }, "Redis's count")
+
+  const down = new CounterStore(new RedisCounters(fakeLink(false, [7, 1500])))
+  t.match(down.incr('tenant:a', WINDOW), { current: 1 }, 'Redis known to be down: counted in memory, at once')
+})
+
+t.test('a Redis command that fails is counted in process memory instead, never failing the request', async (t) => {
+  const store = new CounterStore(new RedisCounters(fakeLink(true, new Error('connection lost'))))
+  t.equal((await store.incr('tenant:a', WINDOW)).current, 1)
+  t.equal((await store.incr('tenant:a', WINDOW)).current, 2, 'the local window goes on')
+  await t.resolves(store.refund('tenant:a', WINDOW), 'a refund that fails in Redis is not an error either')
 })
