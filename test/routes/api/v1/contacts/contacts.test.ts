@@ -1,4 +1,5 @@
 import t from 'tap'
+import { ContactSchema } from '../../../../../src/schemas/contacts.ts'
 import { CONTACT_FIELDS, ISO_MS_Z } from '../../../../fuzz/support.ts'
 import { build, createTenantWithKey, request } from '../../../../helper.ts'
 
@@ -21,6 +22,9 @@ t.test('create, read, defaults and the Contact shape', async (t) => {
   t.equal(res.statusCode, 201)
   const contact = res.json()
   t.same(Object.keys(contact).sort(), CONTACT_FIELDS, 'exactly the documented fields')
+  // The repository builds the contact field by field: the schema's order is the answers' order.
+  const schemaOrder = Object.keys(ContactSchema.properties)
+  t.same(Object.keys(contact), schemaOrder, "201: the fields in the schema's order")
   t.equal(res.headers.location, `/api/v1/contacts/${contact.id}`)
   t.match(contact, {
     email: 'Anna.Rossi@Example.it',
@@ -40,6 +44,15 @@ t.test('create, read, defaults and the Contact shape', async (t) => {
   const read = await request(app, key, { method: 'GET', url: `${LIST}/${contact.id}` })
   t.equal(read.statusCode, 200)
   t.same(read.json(), contact)
+  t.same(Object.keys(read.json()), schemaOrder, "GET: the fields in the schema's order")
+  t.notMatch(read.body, /"version"/, "the row's version stays out of the answer")
+  const patched = await request(app, key, {
+    method: 'PATCH',
+    url: `${LIST}/${contact.id}`,
+    payload: { stage: 'customer' },
+  })
+  t.equal(patched.statusCode, 200)
+  t.same(Object.keys(patched.json()), schemaOrder, "PATCH: the fields in the schema's order")
 
   const withConsent = await request(app, key, {
     method: 'POST',
