@@ -35,8 +35,8 @@ type ContactRow = Contact & { version: number }
 
 /**
  * The contact apart from its row's version, as an object literal in the schema's order (answers are the contact
- * JSON.stringify'd): copying the row as `{ version, ...contact }` took V8's generic path on every request, about
- * 9,500 instructions per GET (docs/BENCHMARKS.md). A field missing here does not compile; the order is tested.
+ * JSON.stringify'd): copying the row as `{ version, ...contact }` took V8's generic path on every request, some
+ * thousands of instructions per GET (docs/BENCHMARKS.md). A field missing here does not compile; the order is tested.
  */
 const versioned = (row: ContactRow): Versioned => ({
   contact: {
