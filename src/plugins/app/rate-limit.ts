@@ -5,8 +5,8 @@
 // key that turns out valid gives that count back. Counting runs before the body is read (preParsing, after
 // authentication's onRequest) and before authorization refuses, so a refused request is counted too. With Redis
 // the counters are shared by all instances. Counted here rather than through @fastify/rate-limit, whose
-// promises per request cost about 5% of a GET's instructions (docs/BENCHMARKS.md); the counters were already
-// this service's own (rate-limit-store.ts).
+// promises per request showed in a GET's instruction count (docs/BENCHMARKS.md); the counters were already this
+// service's own (rate-limit-store.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { type ApiError, errors } from '../../errors.js'
