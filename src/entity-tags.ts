@@ -15,7 +15,9 @@ interface EntityTag {
 function parse(header: string): '*' | EntityTag[] {
   if (header.trim() === '*') return '*'
   return header.split(',').map((item) => {
-    const match = /^\s*(W\/)?"v(\d{1,10})"\s*$/.exec(item)
+    // Tags compare as opaque strings (RFC 9110, 8.8.3.2): "v021" is not "v21", so a version is read only in the
+    // one spelling etagOf writes, without leading zeros.
+    const match = /^\s*(W\/)?"v(0|[1-9]\d{0,9})"\s*$/.exec(item)
     const version = match ? Number(match[2]) : null
     // A version is an int4 column: a larger one can name no contact.
     return { weak: match?.[1] !== undefined, version: version !== null && version <= MAX_VERSION ? version : null }

@@ -50,7 +50,8 @@ export function adminUrl(base: string, database: string): string {
   return url.toString()
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** `poolSize`: connections of the PostgreSQL pool (ignored on PGlite, which has one). */
+export async function createTestDatabase({ poolSize = 4 }: { poolSize?: number } = {}): Promise<TestDatabase> {
   const baseUrl = process.env.TEST_DATABASE_URL
   if (!baseUrl) {
     const client = await PGlite.create({ loadDataDir: await pgliteTemplate() })
@@ -63,7 +64,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin.query(`CREATE DATABASE "${name}"`)
   await admin.end()
   const url = adminUrl(baseUrl, name)
-  const database = await openDatabase({ url, poolSize: 4 })
+  const database = await openDatabase({ url, poolSize })
   await database.withSession((session) => deployMigrations(session))
   return {
     database,

@@ -33,7 +33,7 @@ export async function build(
     METRICS_PORT: '0',
     ...env,
   })
-  const db = await createTestDatabase()
+  const db = await createTestDatabase({ poolSize: config.DATABASE_POOL_SIZE })
   // Closed even when the app fails to build (a test expecting a refused start would otherwise hang on it).
   t.teardown(() => db.close())
   const app = await buildApp(config, { database: db.database, logStream })

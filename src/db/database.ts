@@ -1,6 +1,5 @@
 // Opens the service's database: PostgreSQL through @prisma/adapter-pg when a URL is given, otherwise the
 // embedded PGlite kept in a directory. Both expose the same Prisma client and a single-connection session.
-import { createHash } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { PrismaPg } from '@prisma/adapter-pg'
@@ -9,9 +8,11 @@ import { PrismaPGlite } from 'pglite-prisma-adapter'
 import type { Config } from '../config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
 import { lockDataDir, makePrivate, prepareDataDir } from './data-dir.js'
-import { listenPglite, listenPostgres, type Unsubscribe } from './notifications.js'
+import { type ListenState, listenPglite, listenPostgres, type Unsubscribe } from './notifications.js'
 import { pgliteSession, pgSession, type SqlSession } from './sql-session.js'
+import { statementName } from './statement-name.js'
 import { TCP_KEEPALIVE } from './tcp-keepalive.js'
+import { isDatabaseUnavailable } from './unavailable.js'
 
 export type DatabaseKind = 'postgres' | 'pglite'
 
@@ -36,9 +37,10 @@ export interface Database {
   transaction<T>(work: (query: Query) => Promise<T>): Promise<T>
   /**
    * Subscribes to a notification channel (NOTIFY). `onChange` runs on each notification and whenever the
-   * subscription (re)starts, since notifications sent while it was down are lost.
+   * subscription (re)starts, since notifications sent while it was down are lost. `onState` hears when its
+   * connection is lost and when it listens again (PostgreSQL only: the embedded database has no connection).
    */
-  listen(channel: string, onChange: () => void): Promise<Unsubscribe>
+  listen(channel: string, onChange: () => void, onState?: ListenState): Promise<Unsubscribe>
   /** Runs work on one dedicated connection (migrations need that for their lock). */
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>
   close(): Promise<void>
@@ -91,8 +93,7 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   // An idle client's error (database restarted) must not crash the process; the pool replaces it.
   pool.on('error', () => {})
   // Prisma's statements named by their text, so that each is planned once per connection like the repository's.
-  const statementNameGenerator = ({ sql }: { sql: string }) =>
-    `prisma_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`
+  const statementNameGenerator = ({ sql }: { sql: string }) => statementName('prisma', sql)
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator }) })
   return {
     kind: 'postgres',
@@ -102,33 +103,49 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
       const result = await pool.query({ name, text: sql, values: params })
       return result.rows as Row[]
     },
-    async transaction(work) {
-      const client = await pool.connect()
-      try {
+    transaction: (work) =>
+      checkedOut(pool, async (client) => {
         await client.query('BEGIN')
-        const result = await work(async (name, text, values) => (await client.query({ name, text, values })).rows)
-        await client.query('COMMIT')
-        return result
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {})
-        throw error
-      } finally {
-        client.release()
-      }
-    },
-    listen: (channel, onChange) => listenPostgres(url, channel, onChange, connectTimeoutMs),
-    async withSession(work) {
-      const client = await pool.connect()
-      try {
-        return await work(pgSession(client))
-      } finally {
-        client.release()
-      }
-    },
+        try {
+          const result = await work(async (name, text, values) => (await client.query({ name, text, values })).rows)
+          await client.query('COMMIT')
+          return result
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {})
+          throw error
+        }
+      }),
+    listen: (channel, onChange, onState) => listenPostgres(url, channel, onChange, connectTimeoutMs, onState),
+    withSession: (work) => checkedOut(pool, (client) => work(pgSession(client))),
     async close() {
       await prisma.$disconnect()
       await pool.end()
     },
+  }
+}
+
+/**
+ * Runs `work` on a connection taken from the pool. node-postgres reports a connection lost while a client is
+ * checked out (a backend terminated, a failover) as an 'error' event on the client, which ends the process when
+ * nobody listens: here the work in flight hears of it through its failed statement instead (a 503 for a
+ * request), and a client whose connection failed is discarded rather than handed to the next request.
+ */
+async function checkedOut<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  let lost: Error | undefined
+  const onError = (error: Error) => {
+    lost = error
+  }
+  client.on('error', onError)
+  let failure: unknown
+  try {
+    return await work(client)
+  } catch (error) {
+    failure = error
+    throw error
+  } finally {
+    client.removeListener('error', onError)
+    client.release(lost ?? (isDatabaseUnavailable(failure) ? (failure as Error) : undefined))
   }
 }
 

@@ -6,6 +6,9 @@ import { TCP_KEEPALIVE } from './tcp-keepalive.js'
 
 export type Unsubscribe = () => Promise<void>
 
+/** Hears when a subscription's connection is lost and when it listens again: once each, not per retry. */
+export type ListenState = (state: 'lost' | 'restored') => void
+
 /** How long to wait before connecting again after the listening connection was lost. */
 const RECONNECT_MS = 1000
 
@@ -15,8 +18,11 @@ export async function listenPostgres(
   channel: string,
   onChange: () => void,
   connectTimeoutMs: number,
+  onState: ListenState = () => {},
 ): Promise<Unsubscribe> {
   let stopped = false
+  let listening = false
+  let lost = false
   let client: pg.Client | null = null
   let retry: NodeJS.Timeout | undefined
   const connect = async (): Promise<void> => {
@@ -26,12 +32,21 @@ export async function listenPostgres(
     })
     next.on('error', () => {})
     next.on('end', () => {
-      if (!stopped) retry = setTimeout(() => void connect(), RECONNECT_MS).unref()
+      if (stopped) return
+      if (listening) {
+        listening = false
+        lost = true
+        onState('lost')
+      }
+      retry = setTimeout(() => void connect(), RECONNECT_MS).unref()
     })
     client = next
     try {
       await next.connect()
       await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+      listening = true
+      if (lost) onState('restored')
+      lost = false
       onChange()
     } catch {
       await next.end().catch(() => {})

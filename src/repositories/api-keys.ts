@@ -22,7 +22,7 @@ interface KeyRow {
   tenantId: string
   tenantStatus: TenantStatus
   role: Role
-  scopes: string[]
+  scopes: string[] | null
   rateLimitMax: number | null
   revokedAt: Date | null
   lastUsedAt: Date | null
@@ -72,7 +72,8 @@ export class ApiKeyRepository {
             tenantId: row.tenantId,
             tenantStatus: row.tenantStatus,
             role: row.role,
-            scopes: row.scopes,
+            // NOT NULL since the migration api_key_scopes_not_null; a missing list is no scope all the same.
+            scopes: row.scopes ?? [],
             rateLimitMax: row.rateLimitMax,
           }
         : null

@@ -2,6 +2,7 @@
 // filters, page size, fields of a PATCH), so PostgreSQL plans each shape once per connection; every request is
 // one statement and one round trip, writes included. Rows come back as Contacts: columns named as fields,
 // timestamps formatted by PostgreSQL, tags in code-point order.
+import { statementName } from '../db/statement-name.js'
 import type { ContactCreate, ContactListQuery, ContactUpdate } from '../schemas/contacts.js'
 import { CONTACT_COLUMNS, contactSelectList } from './contact-columns.js'
 
@@ -9,6 +10,21 @@ export interface Statement {
   name: string
   sql: string
   params: unknown[]
+}
+
+/**
+ * The statement of one shape (a combination of filters, a page size, the fields of a PATCH), built once: its
+ * text, and a name derived from that text, so that two shapes can never share a name (statementName).
+ */
+const shapes = new Map<string, { name: string; sql: string }>()
+function shaped(shape: string, build: () => { prefix: string; sql: string }): { name: string; sql: string } {
+  let statement = shapes.get(shape)
+  if (!statement) {
+    const { prefix, sql } = build()
+    statement = { name: statementName(prefix, sql), sql }
+    shapes.set(shape, statement)
+  }
+  return statement
 }
 
 /** A contact's tag names in code-point order, for the contact whose id is `id` (an SQL expression). */
@@ -65,15 +81,18 @@ export function listStatement(query: ContactListQuery): Statement {
     flags.push('live')
   }
   const rows = (PAGE_SIZES.find((size) => size >= query.limit) ?? query.limit) + 1
-  const sql = `WITH page AS MATERIALIZED (
+  const { name, sql } = shaped(`list:${rows}:${flags.join(',')}`, () => ({
+    prefix: 'contacts_list',
+    sql: `WITH page AS MATERIALIZED (
       SELECT * FROM contacts c WHERE ${conditions.join(' AND ')} ORDER BY c.created_at DESC LIMIT ${rows}),
     page_tags AS (
       SELECT ct.contact_id, array_agg(t.name ORDER BY t.name COLLATE "C") AS names
       FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
       WHERE ct.contact_id = ANY(ARRAY(SELECT id FROM page)) GROUP BY ct.contact_id)
     SELECT ${contactSelectList('c', "COALESCE(pt.names, '{}')")}
-    FROM page c LEFT JOIN page_tags pt ON pt.contact_id = c.id ORDER BY c.created_at DESC`
-  return { name: `contacts_list_${rows}_${flags.join('_') || 'all'}`, sql, params }
+    FROM page c LEFT JOIN page_tags pt ON pt.contact_id = c.id ORDER BY c.created_at DESC`,
+  }))
+  return { name, sql, params }
 }
 
 /**
@@ -139,7 +158,10 @@ export function updateStatement(tenantId: string, id: string, patch: ContactUpda
     params.push(versions)
     condition += ` AND c.version = ANY($${params.length}::int[])`
   }
-  const sql = `UPDATE contacts c SET ${sets.join(', ')}, updated_at = GREATEST(now(), c.updated_at)
-    WHERE ${condition} RETURNING ${READ_COLUMNS}`
-  return { name: `contacts_update_${fields.join('_')}${versions ? '_if' : ''}`, sql, params }
+  const { name, sql } = shaped(`update:${fields.join(',')}:${versions ? 'if' : ''}`, () => ({
+    prefix: 'contacts_update',
+    sql: `UPDATE contacts c SET ${sets.join(', ')}, updated_at = GREATEST(now(), c.updated_at)
+    WHERE ${condition} RETURNING ${READ_COLUMNS}`,
+  }))
+  return { name, sql, params }
 }

@@ -7,6 +7,13 @@ import type { Query } from '../db/database.js'
 /** How long a key and its answer are kept. */
 export const RETENTION = '24 hours'
 
+/**
+ * The largest answer a key may keep (body and headers). A 201's contact is bounded by the field limits (LIMITS,
+ * 100 tags of 64 characters at most: about 27 KB at worst, a test builds it; a typical contact is under 1 KB); an
+ * answer past this bound is a bug, refused rather than stored.
+ */
+export const MAX_STORED_ANSWER_BYTES = 32 * 1024
+
 export interface StoredAnswer {
   status: number
   headers: Record<string, string>
@@ -52,7 +59,10 @@ export const idempotencyKeys = {
   },
 
   async store(query: Query, tenantId: string, key: string, requestHash: string, answer: StoredAnswer): Promise<void> {
-    const params = [tenantId, key, requestHash, answer.status, JSON.stringify(answer.headers), answer.body]
+    const headers = JSON.stringify(answer.headers)
+    const size = Buffer.byteLength(headers) + Buffer.byteLength(answer.body)
+    if (size > MAX_STORED_ANSWER_BYTES) throw new Error(`an answer of ${size} bytes is too large to keep`)
+    const params = [tenantId, key, requestHash, answer.status, headers, answer.body]
     await query('idempotency_store', STORE_SQL, params)
   },
 

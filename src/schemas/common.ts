@@ -22,6 +22,25 @@ export const PHONE = '^\\+?(?:[ ().-]*[0-9]){3}[0-9 ().-]*$'
 /** An Idempotency-Key: 1 to 255 printable ASCII characters, not starting or ending with a space. */
 export const IDEMPOTENCY_KEY = '^[\\x21-\\x7E](?:[\\x20-\\x7E]{0,253}[\\x21-\\x7E])?$'
 
+/** An atom of an address's local part (RFC 5322's atext). */
+const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+/** A domain label: letters, digits and inner hyphens, at most 63 characters (RFC 1035). */
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
+
+/**
+ * The addresses a mailing list can deliver to, and the only ones the API takes: a dot-atom local part of at most
+ * 64 characters, `@`, and a domain name of at least two labels. Stricter than RFC 5322 on purpose (no quoted local
+ * parts, no address literals such as [127.0.0.1], no single-label domains such as localhost), and written in the
+ * document as this pattern beside `format: email`, so that clients and validators refuse exactly what the server
+ * refuses. The server checks the format with this same expression.
+ */
+export const EMAIL = `^(?=[^@]{1,64}@)${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+${LABEL}$`
+
+/** What EMAIL requires, in the words of validation messages. */
+export const EMAIL_REQUIREMENT =
+  'deve essere un indirizzo email valido con un dominio di almeno due parti (es. nome@esempio.it); non sono ' +
+  'ammessi indirizzi tra virgolette né indirizzi IP'
+
 /** The Italian words for what a pattern requires, keyed by the pattern (validation messages use them). */
 export const PATTERN_DESCRIPTIONS: Record<string, string> = {
   [PRINTABLE]: 'non deve contenere caratteri di controllo, di formato (invisibili) o separatori di riga',
@@ -30,6 +49,7 @@ export const PATTERN_DESCRIPTIONS: Record<string, string> = {
     'separatore di riga',
   [PHONE]: 'deve contenere almeno 3 cifre e solo cifre, spazi, + iniziale, punti, trattini e parentesi',
   [IDEMPOTENCY_KEY]: 'deve avere da 1 a 255 caratteri ASCII stampabili, senza spazi all’inizio o alla fine',
+  [EMAIL]: EMAIL_REQUIREMENT,
 }
 
 /** A plain UUID, any case. ajv-formats' uuid also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not. */

@@ -56,8 +56,9 @@ export const createContact = {
     'Valori iniziali: emailStatus active, stage lead, source api, consentType unknown se non indicato, ' +
     'acquiredAt uguale a createdAt. L’email è unica nell’organizzazione senza distinzione di maiuscole. ' +
     'I tag devono esistere già; l’API non ne crea. Con Idempotency-Key la richiesta è eseguita una volta sola: ' +
-    'ripeterla con la stessa chiave e lo stesso corpo (entro 24 ore) restituisce la stessa risposta, con ' +
-    '`Idempotent-Replayed: true`.',
+    'ripeterla con la stessa chiave e lo stesso corpo (entro 24 ore) restituisce la stessa risposta 201, con ' +
+    '`Idempotent-Replayed: true`. Un rifiuto (400, 409 conflict) non è conservato: ripetere la richiesta la esegue ' +
+    'di nuovo.',
   tags,
   querystring: NoQuerySchema,
   headers: Type.Object({

@@ -2,6 +2,7 @@
 // each can carry with an example of each, and the headers that come with it (required where always sent).
 import { type TSchema, Type } from '@sinclair/typebox'
 import { ApiError, type ErrorCode, errors } from '../errors.js'
+import { EMAIL_REQUIREMENT } from './common.js'
 import { EXAMPLE_ID } from './contacts.js'
 import { ErrorResponseSchema } from './errors.js'
 
@@ -120,11 +121,7 @@ const EXAMPLES: Record<ErrorCode, ApiError> = {
     'invalid_header',
     'L\'intestazione "idempotency-key" non è valida: deve avere da 1 a 255 caratteri ASCII stampabili.',
   ),
-  invalid_body: new ApiError(
-    400,
-    'invalid_body',
-    'Il campo "email" non è valido: deve essere un indirizzo email valido.',
-  ),
+  invalid_body: new ApiError(400, 'invalid_body', `Il campo "email" non è valido: ${EMAIL_REQUIREMENT}.`),
   invalid_query: new ApiError(400, 'invalid_query', 'Il parametro "limit" non è valido: deve essere <= 200.'),
   unknown_tag: errors.unknownTags(['clienti-vip']),
   missing_authorization: errors.missingAuthorization(),
@@ -187,13 +184,8 @@ export const errorResponses = {
   create: {
     ...common,
     ...bodies,
-    // A replayed unknown_tag or conflict says so, as a replayed 201 does.
-    400: failure(
-      400,
-      ['invalid_body', 'unknown_tag', 'invalid_query', 'invalid_header', 'bad_request'],
-      replayedHeader,
-    ),
-    409: failure(409, ['conflict', 'idempotency_key_in_use'], replayedHeader),
+    400: failure(400, ['invalid_body', 'unknown_tag', 'invalid_query', 'invalid_header', 'bad_request']),
+    409: failure(409, ['conflict', 'idempotency_key_in_use']),
     422: failure(422, ['idempotency_key_reused']),
   },
   update: {

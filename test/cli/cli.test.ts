@@ -312,6 +312,9 @@ t.test('contact archive and unarchive, within one tenant', async (t) => {
   t.match(archived, { id: contact.id, changed: true })
   const stored = await prisma.contact.findUniqueOrThrow({ where: { id: contact.id } })
   t.equal(stored.archivedAt?.toISOString(), archived.archivedAt)
+  // The contact's representation changed (archivedAt): its ETag moves, so an If-None-Match never hides it.
+  t.ok(stored.version > contact.version, `the version moved from ${contact.version} to ${stored.version}`)
+  t.ok(stored.updatedAt > contact.updatedAt, 'updatedAt moved')
 
   const again = await cliJson(t, ['contact', 'archive', '--tenant', mine.id, contact.id])
   t.same(again, { ...archived, changed: false }, 'archiving twice keeps the first date')
@@ -323,7 +326,9 @@ t.test('contact archive and unarchive, within one tenant', async (t) => {
 
   const restored = await cli(['contact', 'unarchive', '--tenant', mine.id, contact.id])
   t.equal(restored.stdout, `Contact ${contact.id} is now not archived.\n`)
-  t.equal((await prisma.contact.findUniqueOrThrow({ where: { id: contact.id } })).archivedAt, null)
+  const unarchived = await prisma.contact.findUniqueOrThrow({ where: { id: contact.id } })
+  t.equal(unarchived.archivedAt, null)
+  t.ok(unarchived.version > stored.version, 'unarchiving moves the version again')
 })
 
 t.test('bad arguments: a clear message on stderr, exit 1, nothing changed', async (t) => {

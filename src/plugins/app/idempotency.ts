@@ -1,10 +1,11 @@
 // Safe retries of POST: a request carrying an Idempotency-Key is executed once per key and tenant; a retry with
 // the same key and the same body gets the first answer again (status, body, Location, ETag) with
 // `Idempotent-Replayed: true`; the same key with another body is 422 idempotency_key_reused; while the first is
-// still running, 409 idempotency_key_in_use. Only answers of the execution are kept (201, 400 unknown_tag,
-// 409 conflict): refusals before it (authentication, rate limit, validation) never reach here, and a server
-// failure rolls the whole attempt back, so that a retry executes. Keys are kept 24 hours, purged every ten
-// minutes. See src/repositories/idempotency.ts for how one transaction makes this hold under races and crashes.
+// still running, 409 idempotency_key_in_use. Only the answer of an execution that wrote is kept (a 2xx): a
+// refusal, before the execution (authentication, rate limit, validation) or by it (unknown_tag, conflict),
+// changed nothing, so it stores nothing and its retry executes again, as Stripe does; a server failure rolls the
+// whole attempt back. Keys are kept 24 hours, purged every ten minutes. See src/repositories/idempotency.ts for
+// how one transaction makes this hold under races and crashes, and what a key costs.
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { Query } from '../../db/database.js'
@@ -66,7 +67,7 @@ export default fp(
           if (stored && stored.requestHash !== hash) throw errors.idempotencyKeyReused()
           if (stored) return { ...stored.answer, replayed: true }
           const answer = await execute(query)
-          await idempotencyKeys.store(query, tenantId, key, hash, answer)
+          if (answer.status < 300) await idempotencyKeys.store(query, tenantId, key, hash, answer)
           return { ...answer, replayed: false }
         }),
     } satisfies Idempotency)

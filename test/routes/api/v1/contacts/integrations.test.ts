@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { setTenantRateLimit } from '../../../../../src/admin/tenants.ts'
 import { buildApp } from '../../../../../src/app.ts'
+import { MAX_STORED_ANSWER_BYTES } from '../../../../../src/repositories/idempotency.ts'
+import { LIMITS } from '../../../../../src/schemas/contacts.ts'
 import { build, createTenantWithKey, request } from '../../../../helper.ts'
 
 const LIST = '/api/v1/contacts'
@@ -32,9 +34,23 @@ t.test('Idempotency-Key: the first answer is replayed, never executed twice', as
   t.equal(reused.statusCode, 422)
   t.equal(reused.json().error.code, 'idempotency_key_reused')
 
+  // Refusals of the execution wrote nothing, so they keep nothing: a retry executes again (issue #22: 20,000
+  // refused requests used to keep 32 MB of answers).
   const conflictKey = await post('ordine-2', { email: 'ANNA@x.io' })
-  t.equal(conflictKey.statusCode, 409, 'an answer of the execution (a conflict) is kept too')
-  t.equal((await post('ordine-2', { email: 'ANNA@x.io' })).headers['idempotent-replayed'], 'true')
+  t.equal(conflictKey.statusCode, 409)
+  const conflictAgain = await post('ordine-2', { email: 'ANNA@x.io' })
+  t.equal(conflictAgain.statusCode, 409, 'executed again: still a conflict')
+  t.notOk(conflictAgain.headers['idempotent-replayed'], 'not a replay')
+  const unknownTag = await post('ordine-4', { email: 'tag@x.io', tags: ['nuovo'] })
+  t.equal(unknownTag.json().error.code, 'unknown_tag')
+  await app.db.prisma.tag.create({ data: { tenantId, name: 'nuovo' } })
+  const afterTag = await post('ordine-4', { email: 'tag@x.io', tags: ['nuovo'] })
+  t.equal(afterTag.statusCode, 201, 'once the tag exists, the retry with the same key creates the contact')
+  t.notOk(afterTag.headers['idempotent-replayed'])
+  const kept = await app.db.query<{ key: string }>('keys', 'SELECT key FROM idempotency_keys WHERE tenant_id = $1', [
+    tenantId,
+  ])
+  t.same(kept.map((row) => row.key).sort(), ['ordine-1', 'ordine-4'], 'only answers of creates are kept')
 
   const refused = await post('ordine-3', { email: 'not an email' })
   t.equal(refused.statusCode, 400, 'a validation refusal happens before the key is looked at')
@@ -50,6 +66,35 @@ t.test('Idempotency-Key: the first answer is replayed, never executed twice', as
   t.equal(afterRestart.statusCode, 201)
   t.equal(afterRestart.body, first.body, 'replayed after a restart')
   t.equal(afterRestart.headers['idempotent-replayed'], 'true')
+})
+
+t.test('the largest answer a key can keep fits its bound, and is replayed whole', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000' })
+  // Four UTF-8 bytes per character, every field at its limit: the largest contact a POST can create.
+  const wide = (n: number, seed: number) => String.fromCodePoint(0x1f600 + (seed % 64)).repeat(n)
+  const tags = Array.from({ length: LIMITS.tagsPerContact }, (_, i) => `${i}`.padStart(2, '0') + wide(62, i))
+  const { key, tenantId } = await createTenantWithKey(app, { tags })
+  const payload = {
+    email: `${'l'.repeat(64)}@${'d'.repeat(63)}.${'d'.repeat(63)}.${'d'.repeat(58)}.it`,
+    firstName: wide(LIMITS.name, 1),
+    lastName: wide(LIMITS.name, 2),
+    phone: `+${'1'.repeat(LIMITS.phone - 1)}`,
+    consentType: wide(LIMITS.consentType, 3),
+    tags,
+  }
+  t.equal(payload.email.length, LIMITS.email)
+  const first = await postOnce(app, key, 'grande', payload)
+  t.equal(first.statusCode, 201, first.body.slice(0, 200))
+  const [row] = await app.db.query<{ size: number }>(
+    'kept_size',
+    'SELECT octet_length(body) + octet_length(headers) AS size FROM idempotency_keys WHERE tenant_id = $1',
+    [tenantId],
+  )
+  t.ok(row && row.size <= MAX_STORED_ANSWER_BYTES, `kept ${row?.size} bytes, bound ${MAX_STORED_ANSWER_BYTES}`)
+  t.ok(row && row.size > MAX_STORED_ANSWER_BYTES / 2, 'the bound is not loose either')
+  const replayed = await postOnce(app, key, 'grande', payload)
+  t.equal(replayed.headers['idempotent-replayed'], 'true')
+  t.equal(replayed.body, first.body)
 })
 
 t.test('a retry while the first request runs, however long, never executes twice', async (t) => {
@@ -137,6 +182,10 @@ t.test('ETag, If-None-Match and If-Match: no lost updates', async (t) => {
   t.equal(weak.statusCode, 304, 'If-None-Match compares weakly')
   const other = await request(app, key, { method: 'GET', url, headers: { 'if-none-match': '"v999"' } })
   t.equal(other.statusCode, 200, 'another ETag: the contact')
+  // Entity tags are opaque strings (RFC 9110): "v01" is another tag than "v1", whatever number it spells.
+  const padded = String(read.headers.etag).replace('"v', '"v00')
+  const paddedRead = await request(app, key, { method: 'GET', url, headers: { 'if-none-match': padded } })
+  t.equal(paddedRead.statusCode, 200, `If-None-Match: ${padded} is not ${read.headers.etag}`)
 
   const patch = (ifMatch: string, payload: object) =>
     request(app, key, { method: 'PATCH', url, payload, headers: { 'if-match': ifMatch } })
@@ -148,6 +197,8 @@ t.test('ETag, If-None-Match and If-Match: no lost updates', async (t) => {
   t.equal(stale.json().error.code, 'precondition_failed')
   t.equal((await request(app, key, { method: 'GET', url })).json().stage, 'customer', 'nothing changed')
   t.equal((await patch(`W/${changed.headers.etag}`, { stage: 'lead' })).statusCode, 412, 'If-Match is strong')
+  const paddedMatch = String(changed.headers.etag).replace('"v', '"v0')
+  t.equal((await patch(paddedMatch, { stage: 'lead' })).statusCode, 412, `If-Match: ${paddedMatch} is another tag`)
   t.equal((await patch('"v2147483648"', { stage: 'lead' })).statusCode, 412, 'a version no contact can have')
   t.equal((await patch('"v99999999999999"', {})).statusCode, 412)
   t.equal((await patch('*', { stage: 'lead' })).statusCode, 200, 'If-Match: * for any existing contact')
