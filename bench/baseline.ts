@@ -8,8 +8,8 @@
 //   DATABASE_URL=postgres://… PORT=3100 [DATABASE_POOL_SIZE=4] tsx bench/baseline.ts
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import pg from 'pg'
-import { BEARER, hashApiKey } from '../src/api-key.ts'
-import { ApiError, errors } from '../src/errors.ts'
+import { BEARER, hashApiKey } from '../src/auth/api-key.ts'
+import { ApiError, errors } from '../src/errors/catalogue.ts'
 import { UUID } from '../src/schemas/common.ts'
 import { type NewContact, parseCreate, parseList, parsePatch } from './baseline-input.ts'
 import {
@@ -61,7 +61,7 @@ function refuse(reply: FastifyReply, error: ApiError) {
 }
 
 const invalid = (where: 'invalid_query' | 'invalid_body', name: string) =>
-  new ApiError(400, where, `invalid ${where === 'invalid_query' ? 'query parameter' : 'field'} ${name}`)
+  new ApiError(where, `invalid ${where === 'invalid_query' ? 'query parameter' : 'field'} ${name}`)
 
 /** After CREATE inserted nothing: an unknown tag, or the contact that has the email. */
 async function refusedCreate(tenantId: string, contact: NewContact): Promise<ApiError> {

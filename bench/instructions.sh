@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per GET by id, rubrica against the baseline, counted by valgrind's callgrind: unlike CPU time on a
-# shared VM, a count does not move with what else the machine runs (docs/BENCHMARKS.md, "GET by id in
-# instructions"). Each server runs under callgrind with counting off; it gets WARMUP GETs (so that V8 has
+# shared VM, a count does not move with what else the machine runs (docs/performance.md). Each server runs under callgrind with counting off; it gets WARMUP GETs (so that V8 has
 # optimised the path), then counting is switched on for REQUESTS GETs, 8 at a time, and off again.
 # Needs valgrind, the bench database of `npm run bench -- --keep` (rubrica_bench) and a built dist/.
 #

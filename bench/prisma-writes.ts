@@ -25,9 +25,12 @@ import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
+import { statements } from '../src/contacts/sql.ts'
 import { PrismaClient } from '../src/generated/prisma/client.ts'
-import { CREATE_SQL, createParams, updateStatement } from '../src/repositories/contact-statements.ts'
-import { type ContactUpdate, STAGES } from '../src/schemas/contacts.ts'
+
+const { CREATE_SQL, createParams, updateStatement } = statements
+
+import { type ContactUpdate, STAGES } from '../src/contacts/model.ts'
 import { type BenchDatabase, benchDatabase, prepareDatabase, releaseDatabase, sampleTenants } from './database.ts'
 import { cleanUpOnSignals, cleanup, onCleanup } from './lifecycle.ts'
 import { fixed, log, note } from './output.ts'

@@ -1,5 +1,5 @@
 // Benchmarks rubrica against a raw-SQL ceiling (bench/baseline.ts) in the same run, on the same database.
-// See docs/BENCHMARKS.md for what each scenario does and the measured results.
+// See docs/performance.md for what each scenario does and the measured results.
 //
 //   npm run bench                      # 10 tenants x 100,000 contacts, 10 s per scenario, 50 connections
 //   npm run bench -- --smoke           # 2 x 2,000, 2 s per scenario, 10 connections (CI)

@@ -1,4 +1,4 @@
-// The targets of docs/BENCHMARKS.md, judged on the measurements: reported, never asserted (a miss does not change
+// The targets of docs/performance.md, judged on the measurements: reported, never asserted (a miss does not change
 // the exit code).
 
 import { BASELINE_SCENARIOS, type Measurement, measurementsOf, medianRound, pairedRatio } from './measure.ts'

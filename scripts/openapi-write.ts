@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
 import { buildApp } from '../src/app.ts'
-import { loadConfig } from '../src/config.ts'
+import { loadConfig } from '../src/config/config.ts'
 import { openDatabase } from '../src/db/database.ts'
 
 export async function servedDocument(): Promise<string> {

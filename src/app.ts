@@ -5,19 +5,24 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify'
 import fp from 'fastify-plugin'
-import { type Config, trustProxy } from './config.js'
+import apiV1 from './api.js'
+import apiRoutes, { API_PREFIX } from './auth/api-routes.js'
+import authChanges from './auth/auth-changes.js'
+import { apiKeysRepository } from './auth/key-repository.js'
+import { type Config, trustProxy } from './config/config.js'
+import { contactsRepository } from './contacts/repository.js'
 import type { Database } from './db/database.js'
-import apiRoutes, { API_PREFIX } from './plugins/app/api-routes.js'
-import authChanges from './plugins/app/auth-changes.js'
-import database from './plugins/app/database.js'
+import database from './db/plugin.js'
+import errorEnvelope from './errors/envelope.js'
+import protocolErrors, { clientErrorHandler, frameworkErrors } from './errors/protocol-errors.js'
+import health from './health/routes.js'
+import idempotency from './idempotency/plugin.js'
+import { sharedSchemas } from './openapi/components.js'
+import openapiDocument from './openapi/routes.js'
 import demo from './plugins/app/demo.js'
-import errorEnvelope from './plugins/app/error-envelope.js'
-import idempotency from './plugins/app/idempotency.js'
 import jsonBody from './plugins/app/json-body.js'
 import metrics from './plugins/app/metrics.js'
-import protocolErrors, { clientErrorHandler, frameworkErrors } from './plugins/app/protocol-errors.js'
 import redis from './plugins/app/redis.js'
-import repositories from './plugins/app/repositories.js'
 import requestLog from './plugins/app/request-log.js'
 import responseHeaders from './plugins/app/response-headers.js'
 import shutdown from './plugins/app/shutdown.js'
@@ -25,10 +30,6 @@ import validation from './plugins/app/validation.js'
 import sensible from './plugins/external/sensible.js'
 import swagger from './plugins/external/swagger.js'
 import swaggerUi from './plugins/external/swagger-ui.js'
-import apiV1 from './routes/api/v1/index.js'
-import health from './routes/health.js'
-import openapiDocument from './routes/openapi.js'
-import { sharedSchemas } from './schemas/index.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -42,29 +43,42 @@ export interface AppOptions {
   database?: Database
 }
 
+/**
+ * The app, assembled in layers: external plugins; the core (validation and parsing, response headers, logs, the
+ * database and what lives on it, Redis, metrics); errors; the OpenAPI document; then the routes: health, the
+ * document's, and the /api/v1 scope with each feature's routes. Plugins declare their dependencies, so a layer
+ * out of order stops the start.
+ */
 export default async function serviceApp(fastify: FastifyInstance, options: AppOptions) {
   fastify.decorate('config', options.config)
+  // First, so that it sees every route: it stops the start if one under /api/v1 escapes authorization.
   await fastify.register(apiRoutes)
+
   await fastify.register(sensible)
+
   await fastify.register(validation)
   await fastify.register(jsonBody)
-  await fastify.register(errorEnvelope)
-  await fastify.register(protocolErrors)
-  for (const schema of sharedSchemas) fastify.addSchema(schema)
   await fastify.register(responseHeaders)
   await fastify.register(shutdown)
   await fastify.register(requestLog)
   await fastify.register(database, { database: options.database })
-  await fastify.register(repositories)
+  await fastify.register(apiKeysRepository)
   await fastify.register(authChanges)
+  await fastify.register(contactsRepository)
   await fastify.register(idempotency)
   await fastify.register(demo)
   await fastify.register(redis)
   await fastify.register(metrics)
-  await fastify.register(health)
+
+  await fastify.register(errorEnvelope)
+  await fastify.register(protocolErrors)
+
+  for (const schema of sharedSchemas) fastify.addSchema(schema)
   // Registered before the routes, so that it sees them all.
   await fastify.register(swagger)
   await fastify.register(swaggerUi)
+
+  await fastify.register(health)
   await fastify.register(openapiDocument)
   await fastify.register(apiV1, { prefix: API_PREFIX })
 }

@@ -3,8 +3,8 @@
 import closeWithGrace from 'close-with-grace'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
-import { type Config, loadConfig } from './config.js'
-import { describeStartupFailure } from './startup-failure.js'
+import { type Config, loadConfig } from './config/config.js'
+import { describeStartupFailure } from './config/startup-failure.js'
 
 let config: Config | undefined
 let app: FastifyInstance | undefined

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs'
 import addFormats from 'ajv-formats'
 import { OpenAPIBackend } from 'openapi-backend'
-import { ERROR_CODES } from '../src/errors.ts'
+import { ERROR_CODES } from '../src/errors/catalogue.ts'
 
 export interface Exchange {
   method: string

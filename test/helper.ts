@@ -3,9 +3,9 @@
 // Prisma, as the admin CLI does.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createApiKey } from '../src/admin/api-keys.ts'
-import type { Scope } from '../src/api-key.ts'
 import { buildApp } from '../src/app.ts'
-import { type Config, loadConfig } from '../src/config.ts'
+import type { Scope } from '../src/auth/api-key.ts'
+import { type Config, loadConfig } from '../src/config/config.ts'
 import type { Role, TenantStatus } from '../src/generated/prisma/enums.ts'
 import { contractViolations } from './contract.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'

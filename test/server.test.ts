@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { PRINTED_KEY } from '../src/api-key.ts'
+import { PRINTED_KEY } from '../src/auth/api-key.ts'
 import { type Started, start, waitFor } from './process.ts'
 
 /** 40 list requests in flight when SIGTERM arrives: answered, or turned away in the envelope; then exit 0. */

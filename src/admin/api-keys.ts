@@ -1,4 +1,4 @@
-import { generateApiKey, hashApiKey, isRole, isScope, ROLES, SCOPES, type Scope } from '../api-key.js'
+import { generateApiKey, hashApiKey, isRole, isScope, ROLES, SCOPES, type Scope } from '../auth/api-key.js'
 import type { Role } from '../generated/prisma/enums.js'
 import { AdminError, assertTenantExists, assertUuid, cleanText } from './guards.js'
 import type { PrismaExecutor } from './prisma.js'

@@ -10,7 +10,7 @@ import {
   type RevokedApiKey,
   revokeApiKey,
 } from '../admin/api-keys.js'
-import { ROLES } from '../api-key.js'
+import { ROLES } from '../auth/api-key.js'
 import { runOnDatabase } from './run-command.js'
 import { actionCommand, type CliIo, type JsonOption, keyLabel, type Outcome, scopeList, table, uuid } from './shared.js'
 

@@ -3,6 +3,7 @@
 // one JSON object on stdout; errors go to stderr with exit code 1. runCli returns the exit code instead of
 // exiting, so tests run it in-process. Each group of commands is a module of its own; this one wires them.
 import { Command, CommanderError } from 'commander'
+import { isDatabaseUnavailable } from '../db/unavailable.js'
 import { addContactCommands } from './contacts.js'
 import { addDbCommands } from './db.js'
 import { addKeyCommands } from './keys.js'
@@ -24,9 +25,25 @@ export async function runCli(
   } catch (error) {
     // Commander has already printed its message (or the help) through configureOutput.
     if (error instanceof CommanderError) return error.exitCode
-    io.stderr.write(`error: ${messageOf(error)}\n`)
+    io.stderr.write(`error: ${failureLine(error)}\n`)
     return 1
   }
+}
+
+/**
+ * A failed command in one line, never a stack trace or a source excerpt: Prisma's messages quote the calling code
+ * over several lines, with the database's own words last.
+ */
+function failureLine(error: unknown): string {
+  const lines = messageOf(error)
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+  const last = lines.at(-1) ?? 'unknown error'
+  if (isDatabaseUnavailable(error)) {
+    return `the database could not be reached or the connection was lost (${last}): check it is up, then check what the command changed (list) and run it again.`
+  }
+  return last
 }
 
 function buildProgram(io: CliIo): Command {

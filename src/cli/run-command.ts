@@ -2,7 +2,7 @@
 // when it is the embedded one, closed whatever happens. Errors propagate to runCli, which prints them.
 import { announceAuthChange } from '../admin/announce.js'
 import { AdminError } from '../admin/guards.js'
-import { type Config, loadConfig } from '../config.js'
+import { type Config, loadConfig } from '../config/config.js'
 import { type Database, databaseOptionsFrom, openDatabase } from '../db/database.js'
 import { deployMigrations } from '../db/migrate.js'
 import { type CliIo, type JsonOption, messageOf, type Outcome, printOutcome } from './shared.js'

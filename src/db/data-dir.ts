@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { chmod, mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { OperatorError } from '../operator-error.js'
+import { OperatorError } from '../config/operator-error.js'
 
 export class DatabaseLockedError extends OperatorError {}
 

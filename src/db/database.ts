@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
-import type { Config } from '../config.js'
+import type { Config } from '../config/config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
 import { lockDataDir, makePrivate, prepareDataDir } from './data-dir.js'
 import { type ListenState, listenPglite, listenPostgres, type Unsubscribe } from './notifications.js'
@@ -80,7 +80,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
   // A fixed-size pool: a connection, once open, stays open (min = max). pg-pool's default closes one after 10 s
   // idle, so the first requests after a quiet spell paid a new connection and re-planned every statement on a
-  // fresh backend (docs/BENCHMARKS.md, "Connections closed while idle"); and each release armed and each acquire
+  // fresh backend (docs/performance.md); and each release armed and each acquire
   // cleared an idle timer. A connection that fails is still dropped and replaced on demand; keepalives stop a
   // firewall or NAT from silently forgetting one that stays quiet.
   const pool = new pg.Pool({

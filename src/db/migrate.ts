@@ -5,7 +5,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { OperatorError } from '../operator-error.js'
+import { OperatorError } from '../config/operator-error.js'
 import type { SqlSession } from './sql-session.js'
 
 /** Works from src/db (tsx) and dist/db (compiled): both sit two levels below the project root. */

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { PRINTED_KEY } from '../../src/api-key.ts'
+import { PRINTED_KEY } from '../../src/auth/api-key.ts'
 import { type Contact, createRubricaClient } from '../../src/client/index.ts'
 import { start, waitFor } from '../process.ts'
 

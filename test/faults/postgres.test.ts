@@ -3,7 +3,7 @@
 import t from 'tap'
 import { createApiKey } from '../../src/admin/api-keys.ts'
 import { buildApp } from '../../src/app.ts'
-import { loadConfig } from '../../src/config.ts'
+import { loadConfig } from '../../src/config/config.ts'
 import { openDatabase } from '../../src/db/database.ts'
 import { deployMigrations } from '../../src/db/migrate.ts'
 import { startPostgres } from '../services.ts'

@@ -99,7 +99,7 @@ export function classifyId(segment: string, s: Snapshot, tenantId: string | unde
 // ---------------------------------------------------------------------------------------------------------------
 // GET /api/v1/contacts
 
-/** The page the README promises for `q`, computed from the snapshot. */
+/** The page docs/api.md promises for `q`, computed from the snapshot. */
 export function expectedPage(fx: HostileFixture, s: Snapshot, tenantId: string, q: ListQuery): ContactPage {
   const rows = contactsOf(s, tenantId)
     .filter((c) => q.includeArchived || c.archivedAt === null)
@@ -182,7 +182,7 @@ export function checkCreate(
   const sent = parsed.value as Record<string, unknown>
   if (validation) {
     expectOutcome(x, validation)
-    // Where the README leaves acceptance open, what is accepted must still be handled as below.
+    // Where docs/api.md leaves acceptance open, what is accepted must still be handled as below.
     if (x.res.statusCode === 400) return
   }
   if (verdicts.unknownTags.length > 0) {
@@ -293,7 +293,7 @@ function expectPatched(fx: HostileFixture, x: Exchange, id: string, patch: Recor
 
 /**
  * A method a path does not have is 405 method_not_allowed on the two paths of contacts, whatever it carries, and
- * 404 not_found elsewhere (README "Errors"); a 201 or a 200 that is not a GET changed exactly the contact it
+ * 404 not_found elsewhere (docs/api.md "Errors"); a 201 or a 200 that is not a GET changed exactly the contact it
  * shows, through the route that may.
  */
 export function checkChaos(x: Exchange, method: Method, suffix: string): void {

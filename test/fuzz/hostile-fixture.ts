@@ -4,8 +4,8 @@
 // makes, with the invariants every response must satisfy whatever was sent.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
-import { hashApiKey, type Scope } from '../../src/api-key.ts'
-import type { Config } from '../../src/config.ts'
+import { hashApiKey, type Scope } from '../../src/auth/api-key.ts'
+import type { Config } from '../../src/config/config.ts'
 import { addKey, build, createTenantWithKey, request, type TenantFixture } from '../helper.ts'
 import type { AuthKeys, BodyInputs } from './hostile.ts'
 import { type KeyInfo, keyOf } from './oracle.ts'

@@ -1,10 +1,10 @@
 // Property-based tests over the four endpoints with hostile input: arbitrary and malformed JSON bodies, raw query
 // strings, path ids, Authorization headers and content types (generators in ./hostile.ts). For every response:
 // never 5xx; a 2xx is exactly the documented shape, anything else the Italian error envelope with a documented
-// code; the status is one the README allows for that input (./oracle.ts); a refused request changes nothing in
+// code; the status is one docs/api.md allows for that input (./oracle.ts); a refused request changes nothing in
 // the database; no contact of another tenant is ever shown; no prototype gets polluted.
 // The fixture and the universal invariants are in ./hostile-fixture.ts, each endpoint's checks in ./hostile-checks.ts.
-// FUZZ_SEED and FUZZ_RUNS set the seed and the number of cases (see docs/RELIABILITY.md).
+// FUZZ_SEED and FUZZ_RUNS set the seed and the number of cases (see docs/reliability.md).
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import {

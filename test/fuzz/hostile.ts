@@ -1,5 +1,5 @@
 // Generators of hostile requests for test/fuzz/hostile-input.test.ts: Authorization headers, content types,
-// path ids, query strings and bodies, each from a mix of valid values, values the README rules out, and values
+// path ids, query strings and bodies, each from a mix of valid values, values docs/api.md rules out, and values
 // it leaves open. Bodies and values are produced as raw JSON text, so duplicate keys, huge number literals,
 // escapes of lone surrogates, deep nesting and `__proto__` keys reach the server exactly as written.
 import fc from 'fast-check'

@@ -3,12 +3,12 @@
 // in-memory model. The API must agree with the model on every status, every contact field and every list (its
 // contents and order, newest first); no operation may read, list, change or reveal another tenant's contact,
 // and a 404 for a foreign id is byte for byte the 404 for an id that exists nowhere.
-// FUZZ_SEED and FUZZ_RUNS set the seed and the number of sequences (see docs/RELIABILITY.md).
+// FUZZ_SEED and FUZZ_RUNS set the seed and the number of sequences (see docs/reliability.md).
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import type { Scope } from '../../src/api-key.ts'
+import type { Scope } from '../../src/auth/api-key.ts'
 import type { Role } from '../../src/generated/prisma/enums.ts'
 import { addKey, build, createTenantWithKey } from '../helper.ts'
 import { commentRunParameters, holds, runs, Stats } from './run.ts'
@@ -77,7 +77,7 @@ function expectStatus(res: LightMyRequestResponse, body: unknown, status: number
   }
 }
 
-/** The refusal the key's role and scopes impose, if any, in the README's order (scope, then role). */
+/** The refusal the key's role and scopes impose, if any, in docs/api.md's order (scope, then role). */
 function refusal(key: KeyName, access: 'read' | 'write'): { status: number; code: string; scope: Scope } | null {
   const scope: Scope = access === 'read' ? 'contacts:read' : 'contacts:write'
   if (!KEYS[key].scopes.includes(scope)) return { status: 403, code: 'insufficient_scope', scope }

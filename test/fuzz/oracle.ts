@@ -1,8 +1,8 @@
-// The fuzz oracle: what the README says a request must get, computed independently of src/ from the parts the
-// generators produced. Every value is classified as valid, invalid or "unsure" (where the README leaves the
+// The fuzz oracle: what docs/api.md says a request must get, computed independently of src/ from the parts the
+// generators produced. Every value is classified as valid, invalid or "unsure" (where docs/api.md leaves the
 // outcome open, e.g. numeric forms like "+5" or a leap-second cursor); unsure parts widen the accepted outcomes,
 // but the response must still pass the generic invariants (never 5xx, envelope, Italian, database unchanged).
-import type { ErrorCode } from '../../src/errors.ts'
+import type { ErrorCode } from './support.ts'
 import { EMAIL_STATUSES, isRecord, STAGES } from './support.ts'
 
 export type Verdict = 'valid' | 'invalid' | 'unsure'
@@ -29,7 +29,7 @@ export const any = (why: string): Expectation => ({ outcomes: 'any', why })
 export const only = (why: string, ...outcomes: Outcome[]): Expectation => ({ outcomes, why })
 
 // ---------------------------------------------------------------------------------------------------------------
-// Authentication (README "Authentication and authorization", checked in that order)
+// Authentication (docs/api.md "Authentication and authorization", checked in that order)
 
 export interface KeyInfo {
   tenantId: string
@@ -39,7 +39,7 @@ export interface KeyInfo {
   scopes: string[]
 }
 
-// independent oracle: the README's "Bearer <key>, scheme word in any case, key svc_ + 48 hex characters", written
+// independent oracle: docs/api.md's "Bearer <key>, scheme word in any case, key svc_ + 48 hex characters", written
 // out here rather than imported from src/api-key.ts (BEARER, KEY_PATTERN), whose reading of the header is what the
 // fuzzing checks.
 const BEARER = /^bearer +(\S+) *$/i
@@ -86,7 +86,7 @@ export function authOutcome(header: string | undefined, keys: Map<string, KeyInf
 // ---------------------------------------------------------------------------------------------------------------
 // Path ids
 
-// independent oracle: README "Not found": an id that is not a plain 36-character UUID (in any case) is answered
+// independent oracle: docs/api.md "Not found": an id that is not a plain 36-character UUID (in any case) is answered
 // like an absent one; written out here rather than imported from src/schemas/common.ts (UUID), whose reading of
 // path ids is what the fuzzing checks.
 export const PLAIN_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -106,7 +106,7 @@ function graphemes(value: string, limit: number): number {
 /**
  * "n to m characters, no control characters, no format characters, no line or paragraph separators", and for
  * names and the legal basis ("visible") not only white space. Characters are counted three ways (UTF-16 units,
- * code points, graphemes); when the counts disagree about the limit, the README does not decide: unsure.
+ * code points, graphemes); when the counts disagree about the limit, docs/api.md does not decide: unsure.
  */
 export function textVerdict(value: unknown, min: number, max: number, visible = false): Verdict {
   if (typeof value !== 'string') return 'invalid'
@@ -192,7 +192,7 @@ export function parseBody(text: string): ParsedBody {
 
 export type ContentTypeClass = 'json' | 'json-other-charset' | 'text' | 'not-json' | 'unsure' | 'absent'
 
-/** README: JSON in UTF-8; another charset is unsupported_media_type; "missing or non-JSON content type" is invalid_body. */
+/** docs/api.md: JSON in UTF-8; another charset is unsupported_media_type; "missing or non-JSON content type" is invalid_body. */
 export function contentTypeClass(value: string | undefined): ContentTypeClass {
   if (value === undefined) return 'absent'
   if (/^application\/json *(; *charset=utf-8)?$/.test(value)) return 'json'
@@ -207,7 +207,7 @@ export function contentTypeClass(value: string | undefined): ContentTypeClass {
   return 'unsure'
 }
 
-/** Everything a POST or PATCH can end with: for content types the README does not classify. */
+/** Everything a POST or PATCH can end with: for content types docs/api.md does not classify. */
 export const ANY_WRITE: Outcome[] = [
   { status: 200 },
   { status: 201 },
@@ -268,7 +268,7 @@ function tagsVerdict(value: unknown, ctx: BodyContext): { verdict: Verdict; unkn
   else if (value.length > 100) verdict = verdict === 'valid' ? 'unsure' : verdict
   const lowered = new Set([...ctx.tags].map((tag) => tag.toLowerCase()))
   const unknown = distinct.filter((name) => !ctx.tags.has(name))
-  // A known name in another letter case: the README does not say whether tag names ignore case.
+  // A known name in another letter case: docs/api.md does not say whether tag names ignore case.
   if (unknown.some((name) => lowered.has(name.toLowerCase())) && verdict === 'valid') verdict = 'unsure'
   return { verdict, unknown }
 }
@@ -320,7 +320,7 @@ export function bodyValidation(
   const unsure = [...verdicts.fields].filter(([, v]) => v === 'unsure').map(([k]) => k)
   if (bad.length > 0) {
     const expectation = only(`invalid ${bad.join(', ')}`, { status: 400, code: 'invalid_body' })
-    // Exactly one problem: the message must name it (README: "names the field").
+    // Exactly one problem: the message must name it (docs/api.md: "names the field").
     return bad.length === 1 && unsure.length === 0 ? { ...expectation, names: bad[0] } : expectation
   }
   if (unsure.length > 0) return only(`unsure ${unsure.join(', ')}`, { status: 400, code: 'invalid_body' }, ...success)

@@ -2,7 +2,7 @@
 // naming the winner), simultaneous full PATCHes of one contact (last writer wins whole: no mixture of fields),
 // and a list walk made while contacts are being created (every contact that existed before is returned exactly
 // once). On PostgreSQL the requests really run in parallel (pool of 4); on PGlite they interleave.
-// FUZZ_SEED and FUZZ_RUNS set the seed and the number of cases (see docs/RELIABILITY.md).
+// FUZZ_SEED and FUZZ_RUNS set the seed and the number of cases (see docs/reliability.md).
 import { isDeepStrictEqual } from 'node:util'
 import fc from 'fast-check'
 import t from 'tap'

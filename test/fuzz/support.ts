@@ -1,8 +1,8 @@
 // Shared by the fuzz suites and the regression tests: the checks every response must pass (the documented Contact
 // and list shapes, the Italian error envelope), requests held to them, database snapshots and the prototype check.
 // How properties run and report is in ./run.ts. Not a test file (no `.test.` in the name): tap does not run it.
+import { readFileSync } from 'node:fs'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import { ERROR_CODES, type ErrorCode } from '../../src/errors.ts'
 import type { PrismaClient } from '../../src/generated/prisma/client.ts'
 import { UUID } from '../../src/schemas/common.ts'
 import type { Stats } from './run.ts'
@@ -15,60 +15,39 @@ export function fail(message: string): never {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The documented shapes (README "Contact", "Errors"; spec enumerations), written out independently of src/ (only
-// the list of error codes and the UUID pattern are src/'s own).
+// The documented shapes, read from the committed openapi.json (the published contract, which the suite checks
+// the server against), not from src/: the Contact's fields, the enumerations, and each error code's status (from
+// the examples each response lists). Only the UUID pattern is src/'s own.
 
-export const EMAIL_STATUSES = ['active', 'unsubscribed', 'bounced', 'complained', 'suppressed', 'pending_review']
-export const STAGES = ['lead', 'prospect', 'customer', 'ex_customer']
-export const CONTACT_FIELDS = [
-  'acquiredAt',
-  'archivedAt',
-  'consentType',
-  'createdAt',
-  'email',
-  'emailStatus',
-  'firstName',
-  'id',
-  'lastName',
-  'phone',
-  'source',
-  'stage',
-  'tags',
-  'updatedAt',
-]
+interface DocumentedResponse {
+  content?: { 'application/json'?: { examples?: Record<string, { value: { error?: { code: string } } }> } }
+}
+interface Document {
+  components: { schemas: Record<string, { enum?: string[]; properties?: Record<string, unknown> }> }
+  paths: Record<string, Record<string, { responses: Record<string, DocumentedResponse> }>>
+}
+const document = JSON.parse(readFileSync('openapi.json', 'utf8')) as Document
+const schemas = document.components.schemas
+
+export const EMAIL_STATUSES = schemas.EmailStatus?.enum ?? fail('no EmailStatus in openapi.json')
+export const STAGES = schemas.Stage?.enum ?? fail('no Stage in openapi.json')
+export const CONTACT_FIELDS = Object.keys(schemas.Contact?.properties ?? fail('no Contact in openapi.json')).sort()
+export type ErrorCode = string
+/** The HTTP status each error code is documented with. */
+export const STATUS_OF: Record<ErrorCode, number> = Object.fromEntries(
+  Object.values(document.paths).flatMap((operations) =>
+    Object.values(operations).flatMap(({ responses }) =>
+      Object.entries(responses).flatMap(([status, response]) =>
+        Object.values(response.content?.['application/json']?.examples ?? {}).flatMap(({ value }) =>
+          value.error ? [[value.error.code, Number(status)]] : [],
+        ),
+      ),
+    ),
+  ),
+)
 export const ISO_MS_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 /** An id as the server writes it: src/schemas/common.ts's plain UUID, lower case only (requests may use any case). */
 export const LOWERCASE_UUID = new RegExp(UUID.source)
-
-/** The HTTP status each error code is documented with. */
-export const STATUS_OF: Record<ErrorCode, number> = {
-  bad_request: 400,
-  invalid_header: 400,
-  invalid_body: 400,
-  invalid_query: 400,
-  unknown_tag: 400,
-  missing_authorization: 401,
-  invalid_key_format: 401,
-  invalid_key: 401,
-  invalid_or_revoked: 401,
-  insufficient_scope: 403,
-  insufficient_role: 403,
-  tenant_suspended: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  request_timeout: 408,
-  conflict: 409,
-  idempotency_key_in_use: 409,
-  precondition_failed: 412,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  expectation_failed: 417,
-  idempotency_key_reused: 422,
-  rate_limit_exceeded: 429,
-  headers_too_large: 431,
-  internal: 500,
-  service_unavailable: 503,
-}
 
 export interface Contact {
   id: string
@@ -190,7 +169,7 @@ export function assertEnvelope(value: unknown, status: number, where = 'error'):
   if (!isRecord(value) || !sameKeys(value, ['error']) || !isRecord(value.error)) return invalid('shape')
   const error = value.error
   const code = error.code
-  if (typeof code !== 'string' || !(ERROR_CODES as readonly string[]).includes(code)) return invalid('unknown code')
+  if (typeof code !== 'string' || !(code in STATUS_OF)) return invalid('unknown code')
   if (STATUS_OF[code as ErrorCode] !== status)
     invalid(`code ${code} is documented with ${STATUS_OF[code as ErrorCode]}`)
   if (typeof error.message !== 'string') return invalid('message is not a string')

@@ -4,9 +4,12 @@
 // at 63 bytes, so a PATCH of all five fields and the same PATCH with If-Match got one name for two texts.
 // Fix: every built statement is named from a hash of its own text (src/db/statement-name.ts).
 import t from 'tap'
+import { statements } from '../../src/contacts/sql.ts'
 import { MAX_NAME_BYTES } from '../../src/db/statement-name.ts'
-import { listStatement, updateStatement } from '../../src/repositories/contact-statements.ts'
-import type { ContactUpdate } from '../../src/schemas/contacts.ts'
+
+const { listStatement, updateStatement } = statements
+
+import type { ContactUpdate } from '../../src/contacts/model.ts'
 import { LIST } from '../fuzz/support.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 

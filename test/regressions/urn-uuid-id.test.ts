@@ -1,5 +1,5 @@
 // Regression: a contact id in `urn:uuid:<uuid>` form.
-// Found by: the hostile-input fuzzing of GET and PATCH /api/v1/contacts/:id (docs/RELIABILITY.md).
+// Found by: the hostile-input fuzzing of GET and PATCH /api/v1/contacts/:id (docs/reliability.md).
 // How it showed: Ajv's `uuid` format accepts the urn: form (and braces), PostgreSQL's uuid parser reads such text
 // differently: 500.
 // Fix: an id must be a plain 36-character UUID (src/schemas/common.ts UUID); anything else is the usual 404.

@@ -4,7 +4,7 @@
 // and constructor.prototype keys.
 import { parse as parseContentType } from 'content-type'
 import fp from 'fastify-plugin'
-import { errors } from '../../errors.js'
+import { errors } from '../../errors/catalogue.js'
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 

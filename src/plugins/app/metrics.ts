@@ -4,8 +4,8 @@
 // nothing is measured and prom-client is not even loaded. When on and the port is taken, the start fails.
 import { createServer, type Server } from 'node:http'
 import fp from 'fastify-plugin'
+import { OperatorError } from '../../config/operator-error.js'
 import type { Database } from '../../db/database.js'
-import { OperatorError } from '../../operator-error.js'
 
 export interface Metrics {
   /** Counts a 429, by what was counted: the tenant or the client address. */

@@ -7,7 +7,7 @@ const LOGS_INFO = new Set(['trace', 'debug', 'info'])
 
 export default fp(
   async function requestLog(fastify) {
-    // Callback-style hooks: on every request, a promise per hook is measurable CPU (docs/BENCHMARKS.md).
+    // Callback-style hooks: on every request, a promise per hook is measurable CPU (docs/performance.md).
     fastify.addHook('onSend', (request, reply, payload, done) => {
       reply.header('x-request-id', request.id)
       done(null, payload)

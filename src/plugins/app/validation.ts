@@ -5,8 +5,8 @@ import Ajv, { type ErrorObject, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
 import localizeItModule from 'ajv-i18n/localize/it/index.js'
 import fp from 'fastify-plugin'
+import { sharedSchemas } from '../../openapi/components.js'
 import { EMAIL, EMAIL_REQUIREMENT, PATTERN_DESCRIPTIONS, UUID } from '../../schemas/common.js'
-import { sharedSchemas } from '../../schemas/index.js'
 
 // ajv-i18n is CommonJS (module.exports = localize) but declares an ES default export.
 const localizeIt = localizeItModule as unknown as (errors: ErrorObject[]) => void

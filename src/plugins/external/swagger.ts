@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module'
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import fp from 'fastify-plugin'
-import type { Config } from '../../config.js'
+import type { Config } from '../../config/config.js'
 
 /** src/ and dist/ both sit at the same depth below the package. */
 const { version } = createRequire(import.meta.url)('../../../package.json') as { version: string }

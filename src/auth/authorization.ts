@@ -1,0 +1,66 @@
+// Refuses, in the order the API promises: not authenticated (401), organisation suspended, scope missing,
+// role insufficient (403). Every route of the scope declares what it needs in its config, once: its scope and
+// whether it reads or writes. A route without them, or with unknown ones, stops the start instead of being
+// open to every key, and the OpenAPI `security` of each route is derived from the same config.
+import type { FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { type ApiError, errors } from '../errors/catalogue.js'
+import type { Role } from '../generated/prisma/enums.js'
+import { isScope, type Scope } from './api-key.js'
+
+export const ACCESSES = ['read', 'write'] as const
+export type Access = (typeof ACCESSES)[number]
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a key must hold to call the route (required on every /api/v1 route). */
+    scope?: Scope
+    /** Whether the route reads or writes: roles are granted one or both (required on every /api/v1 route). */
+    access?: Access
+  }
+}
+
+/** admin and editor may read and write; viewer may only read. */
+export const ROLE_ACCESS: Record<Role, readonly Access[]> = {
+  admin: ['read', 'write'],
+  editor: ['read', 'write'],
+  viewer: ['read'],
+}
+
+const isAccess = (value: unknown): value is Access => (ACCESSES as readonly unknown[]).includes(value)
+
+export default fp(
+  async function authorization(fastify) {
+    fastify.addHook('onRoute', function requireAccessRules(route) {
+      const { scope, access } = route.config ?? {}
+      if (typeof scope !== 'string' || !isScope(scope) || !isAccess(access)) {
+        throw new Error(
+          `Route ${route.method} ${route.url} must declare config.scope (one of contacts:read, contacts:write) ` +
+            `and config.access (read or write); it has scope ${String(scope)} and access ${String(access)}.`,
+        )
+      }
+      route.schema = { ...route.schema, security: [{ apiKey: [scope] }] }
+      fastify.apiRoutes.guard(route)
+    })
+
+    // preParsing: after authentication and rate limiting, before the body is read.
+    // Callback style: no promise per request for a check that never waits.
+    fastify.addHook('preParsing', function authorize(request, _reply, payload, done) {
+      done(refusalOf(request), payload)
+    })
+  },
+  { name: 'authorization', dependencies: ['api-routes', 'authentication', 'rate-limit'] },
+)
+
+/** Why the request may not run its route, or undefined when it may. */
+function refusalOf(request: FastifyRequest): ApiError | undefined {
+  if (request.authError) return request.authError
+  const auth = request.auth
+  if (auth === null) return errors.missingAuthorization()
+  if (auth.tenantStatus === 'suspended') return errors.tenantSuspended()
+  const { scope, access } = request.routeOptions.config
+  // Both are present: requireAccessRules refused every route without them.
+  if (scope === undefined || !auth.scopes.includes(scope)) return errors.insufficientScope(String(scope), auth.scopes)
+  if (access === undefined || !ROLE_ACCESS[auth.role].includes(access)) return errors.insufficientRole(auth.role)
+  return undefined
+}

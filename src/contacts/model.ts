@@ -1,0 +1,315 @@
+// The Contact, declared once. CONTACT_FIELDS says, per field, what answers carry, whether a POST or a PATCH may
+// set it and with which rule, what a POST stores when it is absent, and an example. Everything else derives from
+// it (describeContact): the TypeBox schemas that validate, serialize and make the OpenAPI document, the example
+// objects, and how each field is stored (its column is the field's name in snake_case, an enumeration's cast the
+// enumeration's name in snake_case), from which src/contacts/sql.ts builds every statement. Adding a field is a
+// line here and its migration (docs/contributing.md); test/contacts/model.test.ts builds all of it from a
+// declaration with one field more.
+import { type Static, type TOptional, type TSchema, Type } from '@sinclair/typebox'
+import { EmailStatus, Stage } from '../generated/prisma/enums.js'
+import { EMAIL, Nullable, PHONE, PRINTABLE, Timestamp, VISIBLE_TEXT } from '../schemas/common.js'
+import { StringEnum } from '../schemas/string-enum.js'
+
+export const EMAIL_STATUSES = Object.values(EmailStatus)
+export const STAGES = Object.values(Stage)
+
+/** Limits the specification leaves open; documented in docs/api.md. */
+export const LIMITS = {
+  email: 254,
+  name: 100,
+  phone: 32,
+  consentType: 64,
+  tag: 64,
+  tagsPerContact: 100,
+  pageSize: 200,
+  defaultPageSize: 50,
+} as const
+
+/** Named in the document (components), so that generated clients get one type each, not a copy per use. */
+export const EmailStatusSchema = StringEnum(EMAIL_STATUSES, {
+  $id: 'EmailStatus',
+  description: 'Stato di recapito dell’indirizzo email',
+  examples: ['active'],
+})
+export const StageSchema = StringEnum(STAGES, {
+  $id: 'Stage',
+  description: 'Fase commerciale del contatto',
+  examples: ['customer'],
+})
+const EmailStatusRef = Type.Unsafe<(typeof EMAIL_STATUSES)[number]>(Type.Ref(EmailStatusSchema))
+const StageRef = Type.Unsafe<(typeof STAGES)[number]>(Type.Ref(StageSchema))
+
+/** An existing contact id, for the examples (ids of real data differ). */
+export const EXAMPLE_ID = '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10'
+
+/** What `pattern` adds to `format: email`, for readers of the document. */
+const EMAIL_RULE =
+  'Più restrittivo del formato email: parte locale di al massimo 64 caratteri senza virgolette, dominio con almeno ' +
+  'un punto (niente localhost né indirizzi IP tra parentesi quadre).'
+
+export const EmailInput = (options: Record<string, unknown> = {}) =>
+  Type.String({ format: 'email', pattern: EMAIL, maxLength: LIMITS.email, description: EMAIL_RULE, ...options })
+const Name = () => Type.String({ minLength: 1, maxLength: LIMITS.name, pattern: VISIBLE_TEXT })
+const ConsentType = () =>
+  Type.String({
+    minLength: 1,
+    maxLength: LIMITS.consentType,
+    pattern: VISIBLE_TEXT,
+    description: 'Base giuridica del trattamento; valori noti: contract, consent; la lista è aperta',
+  })
+const TagNames = () =>
+  Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.tag, pattern: PRINTABLE }), {
+    maxItems: LIMITS.tagsPerContact,
+    description: 'Nomi di tag già esistenti nell’organizzazione',
+  })
+
+/** One field of a Contact: the declaration describeContact derives the rest from. */
+export interface FieldSpec {
+  /** The field in every answer that carries a contact. */
+  answer: TSchema
+  /** A POST may set it, with this rule; `required` in every POST; `absent`: the value stored when not sent. */
+  create?: { schema: TSchema; required?: boolean; absent?: string | null }
+  /** A PATCH may set it, with this rule. */
+  update?: { schema: TSchema }
+  /** What a POST stores, whatever the body says (the field is not in ContactCreate). */
+  createdAs?: string
+  /** Not a column of `contacts`: the statements read it from elsewhere (tags, from `contact_tags`). */
+  column?: false
+  /** The field's example value: in the document's examples and in its schemas' `examples`. */
+  example: unknown
+}
+
+/** The fields of a Contact, in the order answers list them. */
+export const CONTACT_FIELDS = {
+  id: { answer: Type.String({ format: 'uuid' }), example: EXAMPLE_ID },
+  email: {
+    answer: Nullable(Type.String({ format: 'email', maxLength: LIMITS.email })),
+    create: { schema: EmailInput({ minLength: 3 }), required: true },
+    example: 'anna.rossi@example.it',
+  },
+  firstName: {
+    answer: Nullable(Type.String()),
+    create: { schema: Name() },
+    update: { schema: Nullable(Name()) },
+    example: 'Anna',
+  },
+  lastName: {
+    answer: Nullable(Type.String()),
+    create: { schema: Name() },
+    update: { schema: Nullable(Name()) },
+    example: 'Rossi',
+  },
+  phone: {
+    answer: Nullable(Type.String()),
+    create: {
+      schema: Type.String({
+        minLength: 3,
+        maxLength: LIMITS.phone,
+        pattern: PHONE,
+        description: 'Almeno 3 cifre; cifre, spazi, + iniziale, punti, trattini e parentesi',
+      }),
+    },
+    example: '+39 02 1234 5678',
+  },
+  emailStatus: { answer: EmailStatusRef, update: { schema: EmailStatusRef }, example: 'active' },
+  stage: { answer: StageRef, update: { schema: StageRef }, example: 'lead' },
+  source: {
+    answer: Type.String({ description: 'Origine del contatto: "api" se creato da questa API' }),
+    createdAs: 'api',
+    example: 'api',
+  },
+  consentType: {
+    answer: Type.String(),
+    create: { schema: ConsentType(), absent: 'unknown' },
+    update: { schema: ConsentType() },
+    example: 'consent',
+  },
+  tags: {
+    answer: Type.Array(Type.String(), { description: 'Nomi dei tag, in ordine di code point Unicode' }),
+    create: { schema: TagNames() },
+    column: false,
+    example: ['evento-2026', 'newsletter'],
+  },
+  archivedAt: { answer: Nullable(Timestamp()), example: null },
+  acquiredAt: { answer: Timestamp(), example: '2026-03-01T09:30:00.000Z' },
+  createdAt: { answer: Timestamp(), example: '2026-03-01T09:30:00.000Z' },
+  updatedAt: { answer: Timestamp(), example: '2026-03-02T16:05:12.345Z' },
+} satisfies Record<string, FieldSpec>
+
+type Fields = Record<string, FieldSpec>
+type CreateKeys<F extends Fields> = { [K in keyof F]: F[K] extends { create: object } ? K : never }[keyof F]
+type UpdateKeys<F extends Fields> = { [K in keyof F]: F[K] extends { update: object } ? K : never }[keyof F]
+type CreateSchema<S> = S extends { schema: infer T extends TSchema; required: true }
+  ? T
+  : S extends { schema: infer T extends TSchema }
+    ? TOptional<T>
+    : never
+
+/** How one field is stored in `contacts`. */
+export interface StoredField {
+  field: string
+  column: string
+  /** `::<enum>` for enumerations, '' otherwise. */
+  cast: string
+  /** Answers carry it as `YYYY-MM-DDTHH:MM:SS.mmmZ`, formatted by PostgreSQL. */
+  timestamp: boolean
+}
+
+/** How a Contact is stored: what the statements of src/contacts/sql.ts are built from. */
+export interface ContactStorage {
+  /** Every field in the answers' order, with its column (null: not in `contacts`, e.g. tags). */
+  answer: { field: string; stored: StoredField | null }[]
+  /** The columns a POST writes: from the body (with the value stored when absent) or set by the server. */
+  create: { stored: StoredField; from: { body: string; absent: string | null } | { value: string } }[]
+  /** The columns a PATCH may write, by field name. */
+  update: Record<string, StoredField>
+}
+
+const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
+
+/** The schema with `examples: [example]`, unless it is a reference (the referenced schema has its own). */
+function withExample(schema: TSchema, example: unknown): TSchema {
+  return '$ref' in schema ? schema : { ...schema, examples: [example] }
+}
+
+function storedField(field: string, spec: FieldSpec): StoredField | null {
+  if (spec.column === false) return null
+  const ref = (spec.answer as { $ref?: string }).$ref
+  return {
+    field,
+    column: snakeCase(field),
+    cast: ref ? `::${snakeCase(ref).replace(/^_/, '')}` : '',
+    timestamp: (spec.answer as { format?: string }).format === 'date-time',
+  }
+}
+
+function storageOf(fields: Fields): ContactStorage {
+  const entries = Object.entries(fields)
+  const stored = (field: string, spec: FieldSpec) => {
+    const result = storedField(field, spec)
+    if (!result) throw new Error(`${field} is not a column of contacts: a POST or a PATCH cannot write it there`)
+    return result
+  }
+  return {
+    answer: entries.map(([field, spec]) => ({ field, stored: storedField(field, spec) })),
+    create: entries.flatMap(([field, spec]): ContactStorage['create'] => {
+      if (spec.createdAs !== undefined) return [{ stored: stored(field, spec), from: { value: spec.createdAs } }]
+      if (!spec.create || spec.column === false) return []
+      return [{ stored: stored(field, spec), from: { body: field, absent: spec.create.absent ?? null } }]
+    }),
+    update: Object.fromEntries(entries.flatMap(([field, spec]) => (spec.update ? [[field, stored(field, spec)]] : []))),
+  }
+}
+
+const pick = <F extends Fields, T>(fields: F, build: (field: string, spec: FieldSpec) => T | undefined) =>
+  Object.fromEntries(
+    Object.entries(fields).flatMap(([field, spec]) => {
+      const value = build(field, spec)
+      return value === undefined ? [] : [[field, value]]
+    }),
+  )
+
+/** Everything a declaration of Contact fields makes: the schemas, their examples, and how the fields are stored. */
+export function describeContact<F extends Fields>(fields: F) {
+  const example = pick(fields, (_field, spec) => spec.example)
+  const ContactSchema = Type.Object(
+    pick(fields, (_field, spec) => withExample(spec.answer, spec.example)) as { [K in keyof F]: F[K]['answer'] },
+    { $id: 'Contact', additionalProperties: false, examples: [example] },
+  )
+  const ContactCreateSchema = Type.Object(
+    pick(fields, (_field, spec) => {
+      if (!spec.create) return undefined
+      const schema = withExample(spec.create.schema, spec.example)
+      return spec.create.required ? schema : Type.Optional(schema)
+    }) as { [K in CreateKeys<F>]: CreateSchema<F[K]['create']> },
+    {
+      $id: 'ContactCreate',
+      additionalProperties: false,
+      examples: [pick(fields, (field, spec) => (spec.create ? example[field] : undefined))],
+    },
+  )
+  const ContactUpdateSchema = Type.Object(
+    pick(fields, (_field, spec) =>
+      spec.update ? Type.Optional(withExample(spec.update.schema, spec.example)) : undefined,
+    ) as { [K in UpdateKeys<F>]: TOptional<NonNullable<F[K]['update']>['schema']> },
+    {
+      $id: 'ContactUpdate',
+      additionalProperties: false,
+      examples: [pick(fields, (field, spec) => (spec.update ? example[field] : undefined))],
+    },
+  )
+  return { ContactSchema, ContactCreateSchema, ContactUpdateSchema, storage: storageOf(fields) }
+}
+
+export const contact = describeContact(CONTACT_FIELDS)
+export const { ContactSchema, ContactCreateSchema, ContactUpdateSchema } = contact
+export type Contact = Static<typeof ContactSchema>
+export type ContactCreate = Static<typeof ContactCreateSchema>
+export type ContactUpdate = Static<typeof ContactUpdateSchema>
+
+export const ContactListSchema = Type.Object(
+  {
+    data: Type.Array(Type.Ref(ContactSchema)),
+    next: Nullable(Timestamp({ description: 'Cursore della pagina successiva; null sull’ultima pagina' })),
+  },
+  {
+    $id: 'ContactList',
+    additionalProperties: false,
+    examples: [{ data: ContactSchema.examples, next: CONTACT_FIELDS.createdAt.example }],
+  },
+)
+export type ContactList = Static<typeof ContactListSchema>
+
+export const ContactListQuerySchema = Type.Object(
+  {
+    limit: Type.Integer({
+      minimum: 1,
+      maximum: LIMITS.pageSize,
+      default: LIMITS.defaultPageSize,
+      description: 'Contatti per pagina; solo cifre decimali',
+      examples: [20],
+    }),
+    // No example: a client (or the reference page) filling one in would start at some arbitrary instant.
+    cursor: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Valore di `next` della pagina precedente: contatti creati strettamente prima; omesso per la prima',
+      }),
+    ),
+    emailStatus: Type.Optional(EmailStatusRef),
+    stage: Type.Optional(StageRef),
+    // No example, as for the cursor: the reference page fills examples in, and a filter by an email that names
+    // no contact makes the first "Try it out" of the list an empty page.
+    email: Type.Optional(
+      EmailInput({
+        description: `Solo il contatto con questa email, senza distinzione di maiuscole (0 o 1 elemento). ${EMAIL_RULE}`,
+      }),
+    ),
+    includeArchived: Type.Boolean({
+      default: false,
+      description: 'Includere anche i contatti archiviati',
+      examples: [false],
+    }),
+  },
+  { additionalProperties: false },
+)
+export type ContactListQuery = Static<typeof ContactListQuerySchema>
+
+export const ContactParamsSchema = Type.Object(
+  { id: Type.String({ format: 'uuid', description: 'Id del contatto', examples: [EXAMPLE_ID] }) },
+  { additionalProperties: false },
+)
+
+/** Operations that take no query parameter refuse any (400 invalid_query), as the list refuses unknown ones. */
+export const NoQuerySchema = Type.Object({}, { additionalProperties: false })
+
+/** The schemas routes refer to by $id: the document's components. */
+export const contactSchemas = [
+  EmailStatusSchema,
+  StageSchema,
+  ContactSchema,
+  ContactCreateSchema,
+  ContactUpdateSchema,
+  ContactListSchema,
+]

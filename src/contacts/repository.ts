@@ -1,0 +1,106 @@
+// Data access for contacts. Every method takes the tenant id and filters by it: no query here can reach
+// another tenant's rows, and handlers never touch the database directly. Every request is one prepared statement
+// and one round trip through the pool (src/contacts/sql.ts), writes included, beneath Prisma
+// (docs/decisions/0001-request-paths-beneath-prisma.md). Rows are Contacts as they are, with the row's version
+// beside them (the ETag), which the response schema's serializer leaves out of the answer.
+import fp from 'fastify-plugin'
+import type { Database, Query } from '../db/database.js'
+import type { EmailStatus } from '../generated/prisma/enums.js'
+import type { Contact, ContactCreate, ContactList, ContactListQuery, ContactUpdate } from './model.js'
+import { statements } from './sql.js'
+
+/** A contact and the version of its row, which moves on every change (the contact's ETag). */
+export type Versioned = Contact & { version: number }
+
+/** The versions a conditional update accepts (If-Match), or any existing contact ('*'). */
+export type Expected = readonly number[] | '*'
+
+export type CreateResult =
+  | { kind: 'created'; contact: Versioned }
+  | { kind: 'unknown_tags'; names: string[] }
+  | { kind: 'conflict'; existing: { id: string; status: EmailStatus } }
+
+export type UpdateResult =
+  | { kind: 'updated'; contact: Versioned }
+  | { kind: 'not_found' }
+  | { kind: 'precondition_failed' }
+
+type CreatedRow = Partial<Versioned> & { missing: number; found: string[] }
+
+const { GET_SQL, BY_EMAIL_KEY_SQL, CREATE_SQL, createParams, listStatement, updateStatement } = statements
+
+export class ContactRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Newest first. createdAt is unique per tenant (database trigger), so "older than the cursor" never skips a tie. */
+  async list(tenantId: string, query: ContactListQuery): Promise<ContactList> {
+    const statement = listStatement(query)
+    const rows = await this.db.query<Contact>(statement.name, statement.sql, [tenantId, ...statement.params])
+    const page = rows.slice(0, query.limit)
+    const last = page.at(-1)
+    return { data: page, next: rows.length > query.limit && last ? last.createdAt : null }
+  }
+
+  async get(tenantId: string, id: string): Promise<Versioned | null> {
+    const [row] = await this.db.query<Versioned>('contacts_get', GET_SQL, [tenantId, id])
+    return row ?? null
+  }
+
+  /** `query` runs the statements elsewhere than the pool: in a transaction (an Idempotency-Key's). */
+  async create(tenantId: string, input: ContactCreate, query: Query = this.db.query): Promise<CreateResult> {
+    const tagNames = [...new Set(input.tags ?? [])]
+    const [row] = await query<CreatedRow>('contacts_create', CREATE_SQL, createParams(tenantId, input, tagNames))
+    if (!row) throw new Error('the create statement returned no row')
+    const { missing, found, ...inserted } = row
+    if (missing > 0) {
+      const known = new Set(found)
+      return { kind: 'unknown_tags', names: tagNames.filter((name) => !known.has(name)) }
+    }
+    if (inserted.id) return { kind: 'created', contact: inserted as Versioned }
+    // Nothing inserted with every tag known: the email is taken (the only unique key a new contact can break).
+    const [existing] = await query<{ id: string; status: EmailStatus }>('contacts_by_email_key', BY_EMAIL_KEY_SQL, [
+      tenantId,
+      input.email,
+    ])
+    if (!existing) throw new Error('a create inserted nothing, and no contact has its email')
+    return { kind: 'conflict', existing }
+  }
+
+  /**
+   * Changes only the fields present; an empty patch reads the contact unchanged. With `expected` (If-Match) the
+   * change applies only to a contact that still has one of those versions, checked in the same statement.
+   */
+  async update(tenantId: string, id: string, patch: ContactUpdate, expected: Expected = '*'): Promise<UpdateResult> {
+    if (Object.keys(patch).length === 0) {
+      const current = await this.get(tenantId, id)
+      if (!current) return { kind: 'not_found' }
+      return matches(current.version, expected)
+        ? { kind: 'updated', contact: current }
+        : { kind: 'precondition_failed' }
+    }
+    const statement = updateStatement(tenantId, id, patch, expected === '*' ? undefined : [...expected])
+    const [row] = await this.db.query<Versioned>(statement.name, statement.sql, statement.params)
+    if (row) return { kind: 'updated', contact: row }
+    // Nothing changed: tell a contact that moved on from one that is not there.
+    const exists = expected !== '*' && (await this.get(tenantId, id)) !== null
+    return { kind: exists ? 'precondition_failed' : 'not_found' }
+  }
+}
+
+function matches(version: number, expected: Expected): boolean {
+  return expected === '*' || expected.includes(version)
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    contacts: ContactRepository
+  }
+}
+
+/** The repository on the app, for the routes (and tests that hold a request back inside it). */
+export const contactsRepository = fp(
+  async function contactsRepository(fastify) {
+    fastify.decorate('contacts', new ContactRepository(fastify.db))
+  },
+  { name: 'contacts-repository', dependencies: ['database'] },
+)

@@ -1,0 +1,76 @@
+// Contacts endpoints. Thin by design: schemas validate and serialize (src/contacts/operations.ts), hooks
+// authorize from each route's config, the repository filters by tenant; conditional requests compare ETags
+// (entity-tags.ts) and a POST with an Idempotency-Key runs once (src/idempotency/).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Query } from '../db/database.js'
+import { errors } from '../errors/catalogue.js'
+import { isRepeated } from '../http-headers.js'
+import type { StoredAnswer } from '../idempotency/repository.js'
+import { etagOf, isCurrent, versionsOf } from './entity-tags.js'
+import type { ContactCreate } from './model.js'
+import { createContact, getContact, listContacts, updateContact } from './operations.js'
+
+function tenantOf(request: FastifyRequest): string {
+  // The authorization hook has refused every request without a resolved key before any handler runs.
+  if (request.auth === null) throw errors.missingAuthorization()
+  return request.auth.tenantId
+}
+
+const read = { scope: 'contacts:read', access: 'read' } as const
+const write = { scope: 'contacts:write', access: 'write' } as const
+
+/**
+ * A create's answer, as an Idempotency-Key stores it: the body as the route's schema serializes it. A refusal
+ * (unknown tags, a taken email) is thrown: it changed nothing, so nothing is stored and a retry executes again.
+ */
+async function create(request: FastifyRequest, reply: FastifyReply, input: ContactCreate, query?: Query) {
+  const result = await request.server.contacts.create(tenantOf(request), input, query)
+  if (result.kind === 'unknown_tags') throw errors.unknownTags(result.names)
+  if (result.kind === 'conflict') throw errors.conflict(result.existing)
+  const headers = { location: `/api/v1/contacts/${result.contact.id}`, etag: etagOf(result.contact.version) }
+  // The route's own serializer for a 201 (fast-json-stringify), as if the contact were sent.
+  const body = String(reply.serializeInput(result.contact, '201', 'application/json'))
+  return { status: 201, headers, body } satisfies StoredAnswer
+}
+
+function send(reply: FastifyReply, answer: StoredAnswer & { replayed?: boolean }) {
+  if (answer.replayed) reply.header('idempotent-replayed', 'true')
+  return reply.code(answer.status).headers(answer.headers).type('application/json; charset=utf-8').send(answer.body)
+}
+
+const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
+  fastify.get('/', { config: read, schema: listContacts }, async (request) =>
+    fastify.contacts.list(tenantOf(request), request.query),
+  )
+
+  fastify.get('/:id', { config: read, schema: getContact }, async (request, reply) => {
+    const found = await fastify.contacts.get(tenantOf(request), request.params.id)
+    if (found === null) throw errors.notFound()
+    reply.header('etag', etagOf(found.version))
+    if (isCurrent(request.headers['if-none-match'], found.version)) return reply.code(304).send()
+    return found
+  })
+
+  fastify.post('/', { config: write, schema: createContact }, async (request, reply) => {
+    const execute = (query?: Query) => create(request, reply, request.body, query)
+    const key = request.headers['idempotency-key']
+    if (isRepeated(request.raw.rawHeaders, 'idempotency-key')) throw errors.repeatedIdempotencyKey()
+    return send(
+      reply,
+      key === undefined
+        ? await execute()
+        : await fastify.idempotency.once(tenantOf(request), key, request.body, execute),
+    )
+  })
+
+  fastify.patch('/:id', { config: write, schema: updateContact }, async (request, reply) => {
+    const expected = versionsOf(request.headers['if-match'])
+    const result = await fastify.contacts.update(tenantOf(request), request.params.id, request.body, expected)
+    if (result.kind === 'not_found') throw errors.notFound()
+    if (result.kind === 'precondition_failed') throw errors.preconditionFailed()
+    return reply.header('etag', etagOf(result.contact.version)).send(result.contact)
+  })
+}
+
+export default contacts

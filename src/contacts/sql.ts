@@ -1,0 +1,199 @@
+// The SQL of the contacts repository, built from how a Contact is stored (src/contacts/model.ts): no list of
+// columns is written here. Every statement is prepared by name (one per shape: combination of list filters, page
+// size, fields of a PATCH), so PostgreSQL plans each shape once per connection; every request is one statement
+// and one round trip, writes included. Rows come back as Contacts: columns named as fields, timestamps formatted
+// by PostgreSQL, tags in code-point order.
+import { statementName } from '../db/statement-name.js'
+import { type ContactCreate, type ContactListQuery, type ContactStorage, type ContactUpdate, contact } from './model.js'
+
+export interface Statement {
+  name: string
+  sql: string
+  params: unknown[]
+}
+
+/** The API's timestamp format, produced by PostgreSQL: ISO 8601 in UTC with milliseconds and Z. */
+const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
+
+/** A contact's tag names in code-point order, for the contact whose id is `id` (an SQL expression). */
+const tagNamesOf = (id: string) =>
+  `ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = ${id} ` +
+  'ORDER BY t.name COLLATE "C")'
+
+/**
+ * Page sizes written into the list statements. A literal LIMIT lets PostgreSQL plan for the rows it will read
+ * (with `LIMIT $n` a generic plan assumes a tenth of the table); a page is read at the smallest size that holds
+ * it, and the few sizes keep the number of prepared statements small.
+ */
+const PAGE_SIZES = [1, 2, 5, 10, 20, 25, 50, 100, 150, 200] as const
+
+/**
+ * The instant a page starts before, for createdAt values that have millisecond precision. A cursor finer than
+ * that (…00.1235Z) comes after the millisecond it falls in, so contacts of that millisecond (…00.123Z) are older
+ * and belong on the page: the bound is the next millisecond. Date would simply cut the extra digits off.
+ */
+function cursorBound(cursor: string): Date {
+  const instant = new Date(cursor.replace(' ', 'T'))
+  const finer = /\.\d{3}(\d+)/.exec(cursor)?.[1]
+  return finer !== undefined && /[1-9]/.test(finer) ? new Date(instant.getTime() + 1) : instant
+}
+
+type SelectList = (alias: string, tagsSql: string) => string
+
+/**
+ * The select list of a Contact from `contacts` aliased `alias`, with `tags` from `tagsSql`: each column named as
+ * its field, in the answers' order, timestamps already formatted, so that a row is a Contact as it is.
+ */
+function selectListOf(storage: ContactStorage): SelectList {
+  return (alias, tagsSql) =>
+    storage.answer
+      .map(({ field, stored }) => {
+        if (!stored) {
+          if (field !== 'tags') throw new Error(`no SQL reads the contact field ${field}, which has no column`)
+          return `${tagsSql} AS tags`
+        }
+        const column = `${alias}.${stored.column}`
+        return stored.timestamp
+          ? `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${field}"`
+          : `${column} AS "${field}"`
+      })
+      .join(', ')
+}
+
+/**
+ * Statements of one shape (a combination of filters, a page size, the fields of a PATCH), each built once: its
+ * text, and a name derived from that text, so that two shapes can never share a name (statementName).
+ */
+function statementCache() {
+  const shapes = new Map<string, { name: string; sql: string }>()
+  return (shape: string, prefix: string, build: () => string) => {
+    let statement = shapes.get(shape)
+    if (!statement) {
+      const sql = build()
+      statement = { name: statementName(prefix, sql), sql }
+      shapes.set(shape, statement)
+    }
+    return statement
+  }
+}
+
+/**
+ * A contact and its tag links in one statement (one round trip, so the per-tenant lock of the createdAt trigger
+ * is held for that statement alone): nothing is inserted when a tag is unknown (`missing` counts them and `found`
+ * names the known ones), or when the email is taken (no row: a conflict). Its values: $1 the tenant id, then
+ * the body's fields in storage.create's order (or what is stored when one is absent), then the tag names.
+ */
+function createStatement(storage: ContactStorage, selectList: SelectList) {
+  const bodyFields = storage.create.flatMap(({ from }) => ('body' in from ? [from] : []))
+  const tags = `$${bodyFields.length + 2}::text[]`
+  let next = 1
+  const values = storage.create.map(({ stored, from }) =>
+    'body' in from ? `$${++next}${stored.cast}` : `'${from.value.replaceAll("'", "''")}'${stored.cast}`,
+  )
+  return {
+    CREATE_SQL: `WITH wanted AS (SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY(${tags})),
+  missing AS (SELECT cardinality(${tags}) - count(*) AS n FROM wanted),
+  inserted AS (
+    INSERT INTO contacts (id, tenant_id, ${storage.create.map(({ stored }) => stored.column).join(', ')})
+    SELECT gen_random_uuid(), $1, ${values.join(', ')}
+    FROM missing WHERE n = 0
+    ON CONFLICT (tenant_id, email_key) DO NOTHING
+    RETURNING *),
+  linked AS (INSERT INTO contact_tags (contact_id, tag_id) SELECT c.id, w.id FROM inserted c CROSS JOIN wanted w)
+  SELECT (SELECT n FROM missing)::int AS missing, ARRAY(SELECT name FROM wanted) AS found,
+    ${selectList('c', 'ARRAY(SELECT name FROM wanted ORDER BY name COLLATE "C")')}, c.version
+  FROM (SELECT 1) AS one LEFT JOIN inserted c ON true`,
+    createParams(tenantId: string, input: ContactCreate, tagNames: string[]): unknown[] {
+      const given = bodyFields.map(({ body, absent }) => input[body as keyof ContactCreate] ?? absent)
+      return [tenantId, ...given, tagNames]
+    },
+  }
+}
+
+/**
+ * A page and one row more (which tells whether a next page exists). Only the predicates the filters need, so that
+ * the plan is a range scan on the matching (tenant, …, created_at) index from the cursor; the page's tags are then
+ * joined and aggregated once, for the page's rows only.
+ */
+function listStatementOf(selectList: SelectList) {
+  const shaped = statementCache()
+  return (query: ContactListQuery): Statement => {
+    const conditions = ['c.tenant_id = $1']
+    const params: unknown[] = []
+    const flags: string[] = []
+    const add = (flag: string, condition: string, value: unknown) => {
+      params.push(value)
+      conditions.push(condition.replace('?', `$${params.length + 1}`))
+      flags.push(flag)
+    }
+    if (query.cursor !== undefined) add('cursor', 'c.created_at < ?', cursorBound(query.cursor))
+    if (query.emailStatus !== undefined) add('status', 'c.email_status = ?::email_status', query.emailStatus)
+    if (query.stage !== undefined) add('stage', 'c.stage = ?::stage', query.stage)
+    // The per-tenant unique index on (tenant_id, email_key), where email_key is lower(email) (a trigger).
+    if (query.email !== undefined) add('email', 'c.email_key = lower(?)', query.email)
+    if (!query.includeArchived) {
+      conditions.push('c.archived_at IS NULL')
+      flags.push('live')
+    }
+    const rows = (PAGE_SIZES.find((size) => size >= query.limit) ?? query.limit) + 1
+    const statement = shaped(
+      `${rows}:${flags.join(',')}`,
+      'contacts_list',
+      () => `WITH page AS MATERIALIZED (
+      SELECT * FROM contacts c WHERE ${conditions.join(' AND ')} ORDER BY c.created_at DESC LIMIT ${rows}),
+    page_tags AS (
+      SELECT ct.contact_id, array_agg(t.name ORDER BY t.name COLLATE "C") AS names
+      FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
+      WHERE ct.contact_id = ANY(ARRAY(SELECT id FROM page)) GROUP BY ct.contact_id)
+    SELECT ${selectList('c', "COALESCE(pt.names, '{}')")}
+    FROM page c LEFT JOIN page_tags pt ON pt.contact_id = c.id ORDER BY c.created_at DESC`,
+    )
+    return { ...statement, params }
+  }
+}
+
+/**
+ * One UPDATE … RETURNING per combination of fields: the answer is the state this PATCH wrote even when others
+ * write at once. With `versions` (If-Match) it applies only to a contact that still has one of them.
+ */
+function updateStatementOf(storage: ContactStorage, readColumns: string) {
+  const shaped = statementCache()
+  return (tenantId: string, id: string, patch: ContactUpdate, versions?: number[]): Statement => {
+    const params: unknown[] = [tenantId, id]
+    const fields = Object.keys(storage.update).filter((field) => field in patch)
+    const sets = fields.map((field) => {
+      params.push(patch[field as keyof ContactUpdate])
+      const stored = storage.update[field] as ContactStorage['update'][string]
+      return `${stored.column} = $${params.length}${stored.cast}`
+    })
+    let condition = 'c.tenant_id = $1 AND c.id = $2'
+    if (versions) {
+      params.push(versions)
+      condition += ` AND c.version = ANY($${params.length}::int[])`
+    }
+    const statement = shaped(
+      `${fields.join(',')}:${versions ? 'if' : ''}`,
+      'contacts_update',
+      () => `UPDATE contacts c SET ${sets.join(', ')}, updated_at = GREATEST(now(), c.updated_at)
+    WHERE ${condition} RETURNING ${readColumns}`,
+    )
+    return { ...statement, params }
+  }
+}
+
+/** The statements of contacts stored as `storage` says. */
+export function contactStatements(storage: ContactStorage) {
+  const selectList = selectListOf(storage)
+  // The version rides along: it is the contact's ETag (the serializer leaves it out of the answer).
+  const readColumns = `${selectList('c', tagNamesOf('c.id'))}, c.version`
+  return {
+    GET_SQL: `SELECT ${readColumns} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`,
+    BY_EMAIL_KEY_SQL:
+      'SELECT id, email_status AS "status" FROM contacts WHERE tenant_id = $1 AND email_key = lower($2)',
+    ...createStatement(storage, selectList),
+    listStatement: listStatementOf(selectList),
+    updateStatement: updateStatementOf(storage, readColumns),
+  }
+}
+
+export const statements = contactStatements(contact.storage)

@@ -1,0 +1,301 @@
+// The one catalogue of the API's errors. Each code is declared here once: its HTTP status, when it happens (the
+// table of docs/api.md, which a test compares with this file), whether the specification names it, and an
+// example answer; its Italian messages are the constructors below. ApiError takes its status from here, the
+// error-envelope plugin answers with it, and the OpenAPI responses list codes and examples from it.
+
+export interface CodeSpec {
+  status: number
+  /** When the code is answered, in English: docs/api.md's error table. */
+  when: string
+  /** False for codes rubrica adds to the specification's list. */
+  specified: boolean
+  /** An answer with this code, as the document shows it. */
+  example: () => ApiError
+}
+
+export const CATALOGUE = {
+  invalid_body: {
+    status: 400,
+    when: 'malformed JSON, invalid UTF-8, missing or non-JSON content type, wrong types, unknown fields, formats and lengths; names the field; bodies are never type-coerced',
+    specified: true,
+    example: (): ApiError =>
+      errors.invalidInput('invalid_body', 'Il campo "firstName" non è valido: deve essere un testo.'),
+  },
+  invalid_query: {
+    status: 400,
+    when: 'a bad or unknown query parameter, named in the message',
+    specified: false,
+    example: (): ApiError =>
+      errors.invalidInput('invalid_query', 'Il parametro "limit" non è valido: deve essere <= 200.'),
+  },
+  invalid_header: {
+    status: 400,
+    when: 'a malformed or repeated `Idempotency-Key`',
+    specified: false,
+    example: (): ApiError => errors.repeatedIdempotencyKey(),
+  },
+  unknown_tag: {
+    status: 400,
+    when: 'tags that do not exist in the tenant, every one named; nothing is created',
+    specified: true,
+    example: (): ApiError => errors.unknownTags(['clienti-vip']),
+  },
+  bad_request: {
+    status: 400,
+    when: 'a request that breaks HTTP/1.1 (both Content-Length and Transfer-Encoding, two Content-Lengths, folded or bare-LF headers, no Host, an undecodable URL)',
+    specified: false,
+    example: (): ApiError => errors.badRequest(),
+  },
+  missing_authorization: {
+    status: 401,
+    when: 'no `Authorization` header',
+    specified: true,
+    example: (): ApiError => errors.missingAuthorization(),
+  },
+  invalid_key_format: {
+    status: 401,
+    when: 'an `Authorization` header that is not `Bearer svc_<48 hex>`, or two of them',
+    specified: true,
+    example: (): ApiError => errors.invalidKeyFormat(),
+  },
+  invalid_key: {
+    status: 401,
+    when: 'a key that does not exist or was revoked (one answer for both)',
+    specified: true,
+    example: (): ApiError => errors.invalidKey(),
+  },
+  invalid_or_revoked: {
+    status: 401,
+    when: 'a key of a closed organisation (same message as `invalid_key`)',
+    specified: true,
+    example: (): ApiError => errors.invalidOrRevoked(),
+  },
+  insufficient_scope: {
+    status: 403,
+    when: "the key lacks the operation's scope; the message names the scope needed and those held",
+    specified: true,
+    example: (): ApiError => errors.insufficientScope('contacts:write', ['contacts:read']),
+  },
+  insufficient_role: {
+    status: 403,
+    when: "the key's role may not perform the operation (viewer: read only)",
+    specified: true,
+    example: (): ApiError => errors.insufficientRole('viewer'),
+  },
+  tenant_suspended: {
+    status: 403,
+    when: 'the organisation is suspended',
+    specified: true,
+    example: (): ApiError => errors.tenantSuspended(),
+  },
+  not_found: {
+    status: 404,
+    when: 'a contact that does not exist, belongs to another tenant, or whose id is not a UUID; also unknown paths',
+    specified: true,
+    example: (): ApiError => errors.notFound(),
+  },
+  method_not_allowed: {
+    status: 405,
+    when: 'a known path with another method; `Allow` lists the methods it has',
+    specified: false,
+    example: (): ApiError => errors.methodNotAllowed('HEAD', ['GET', 'POST']),
+  },
+  request_timeout: {
+    status: 408,
+    when: 'the request did not arrive whole within `REQUEST_TIMEOUT_MS`',
+    specified: false,
+    example: (): ApiError => errors.requestTimeout(),
+  },
+  conflict: {
+    status: 409,
+    when: 'POST with an email the tenant already has; `error.existing` names that contact',
+    specified: true,
+    example: (): ApiError => errors.conflict({ id: '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10', status: 'active' }),
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    when: 'the first request with that `Idempotency-Key` is still running',
+    specified: false,
+    example: (): ApiError => errors.idempotencyKeyInUse(),
+  },
+  precondition_failed: {
+    status: 412,
+    when: '`If-Match` names no current ETag; nothing changed',
+    specified: false,
+    example: (): ApiError => errors.preconditionFailed(),
+  },
+  payload_too_large: {
+    status: 413,
+    when: 'a body larger than `BODY_LIMIT`',
+    specified: false,
+    example: (): ApiError => errors.payloadTooLarge(),
+  },
+  unsupported_media_type: {
+    status: 415,
+    when: 'a JSON body declared in a charset other than UTF-8, or compressed',
+    specified: false,
+    example: (): ApiError => errors.unsupportedMediaType(),
+  },
+  expectation_failed: {
+    status: 417,
+    when: 'an `Expect` other than `100-continue`',
+    specified: false,
+    example: (): ApiError => errors.expectationFailed(),
+  },
+  idempotency_key_reused: {
+    status: 422,
+    when: 'the `Idempotency-Key` was used with another body',
+    specified: false,
+    example: (): ApiError => errors.idempotencyKeyReused(),
+  },
+  rate_limit_exceeded: {
+    status: 429,
+    when: 'over the limit; the message states the limit and the wait, `Retry-After` the seconds',
+    specified: true,
+    example: (): ApiError => errors.rateLimited(60, 60, 42),
+  },
+  headers_too_large: {
+    status: 431,
+    when: "a header block larger than Node's 16 KiB",
+    specified: false,
+    example: (): ApiError => errors.headersTooLarge(),
+  },
+  internal: {
+    status: 500,
+    when: 'an unforeseen failure: a generic message; the detail is only in the log, with the request id',
+    specified: true,
+    example: (): ApiError => errors.internal(),
+  },
+  service_unavailable: {
+    status: 503,
+    when: 'the database cannot be reached or a connection was cut, or the server is shutting down; retry',
+    specified: false,
+    example: (): ApiError => errors.serviceUnavailable(),
+  },
+} as const satisfies Record<string, CodeSpec>
+
+export type ErrorCode = keyof typeof CATALOGUE
+
+/** Every code, in the catalogue's order (by status). */
+export const ERROR_CODES = Object.keys(CATALOGUE) as ErrorCode[]
+
+export class ApiError extends Error {
+  readonly statusCode: number
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra members of the `error` object, e.g. `existing` on a conflict. */
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message)
+    this.name = 'ApiError'
+    this.statusCode = CATALOGUE[code].status
+  }
+
+  toBody() {
+    return { error: { code: this.code, message: this.message, ...this.extra } }
+  }
+}
+
+/** invalid_key and invalid_or_revoked must not tell a revoked key from a closed organisation: same words. */
+const KEY_REFUSED = 'Chiave API non valida, revocata o non più utilizzabile.'
+
+const plural = (n: number, one: string, many: string) => (n === 1 ? one : many)
+
+/** The API's errors with their Italian messages: handlers, hooks and plugins throw these. */
+export const errors = {
+  missingAuthorization: () =>
+    new ApiError('missing_authorization', 'Intestazione Authorization mancante: usa "Bearer <chiave API>".'),
+  invalidKeyFormat: () =>
+    new ApiError(
+      'invalid_key_format',
+      'Intestazione Authorization non valida: atteso "Bearer svc_" seguito da 48 caratteri esadecimali.',
+    ),
+  invalidKey: () => new ApiError('invalid_key', KEY_REFUSED),
+  invalidOrRevoked: () => new ApiError('invalid_or_revoked', KEY_REFUSED),
+  tenantSuspended: () =>
+    new ApiError(
+      'tenant_suspended',
+      "L'organizzazione è sospesa: le richieste sono rifiutate finché non torna attiva.",
+    ),
+  insufficientScope: (required: string, held: readonly string[]) =>
+    new ApiError(
+      'insufficient_scope',
+      `Permessi insufficienti: serve lo scope "${required}"; la chiave ha ${
+        held.length > 0 ? held.map((s) => `"${s}"`).join(', ') : 'nessuno scope'
+      }.`,
+    ),
+  insufficientRole: (role: string) =>
+    new ApiError('insufficient_role', `Il ruolo "${role}" della chiave non consente questa operazione.`),
+  notFound: () => new ApiError('not_found', 'Risorsa non trovata.'),
+  methodNotAllowed: (method: string, allowed: readonly string[]) =>
+    new ApiError(
+      'method_not_allowed',
+      `Il metodo ${method} non è ammesso su questo percorso; metodi ammessi: ${allowed.join(', ')}.`,
+    ),
+  badRequest: () => new ApiError('bad_request', 'Richiesta HTTP non valida.'),
+  requestTimeout: () => new ApiError('request_timeout', 'La richiesta non è arrivata per intero in tempo: riprova.'),
+  headersTooLarge: () =>
+    new ApiError('headers_too_large', 'Le intestazioni della richiesta superano la dimensione massima consentita.'),
+  expectationFailed: () =>
+    new ApiError('expectation_failed', 'Intestazione Expect non supportata: è ammesso solo "100-continue".'),
+  preconditionFailed: () =>
+    new ApiError(
+      'precondition_failed',
+      'Il contatto è cambiato dalla versione indicata in If-Match: rileggilo e riprova. Nulla è stato modificato.',
+    ),
+  idempotencyKeyReused: () =>
+    new ApiError(
+      'idempotency_key_reused',
+      'Questa Idempotency-Key è già stata usata con una richiesta diversa: usa una chiave nuova per una richiesta nuova.',
+    ),
+  repeatedIdempotencyKey: () =>
+    new ApiError('invalid_header', 'Intestazione "Idempotency-Key" ripetuta: ne è ammessa una sola.'),
+  idempotencyKeyInUse: () =>
+    new ApiError(
+      'idempotency_key_in_use',
+      'Una richiesta con questa Idempotency-Key è ancora in corso: riprova tra poco.',
+    ),
+  /** A validation failure of the body, query or headers, its message from describeValidationError. */
+  invalidInput: (code: 'invalid_body' | 'invalid_query' | 'invalid_header', message: string) =>
+    new ApiError(code, message),
+  notJsonBody: () =>
+    new ApiError('invalid_body', 'Il corpo della richiesta deve essere JSON (Content-Type: application/json).'),
+  emptyBody: () => new ApiError('invalid_body', 'Il corpo della richiesta è vuoto: atteso un oggetto JSON.'),
+  invalidJson: () => new ApiError('invalid_body', 'Il corpo della richiesta non è un JSON valido.'),
+  invalidJsonOrForbiddenKeys: () =>
+    new ApiError('invalid_body', 'Il corpo della richiesta non è un JSON valido o contiene chiavi vietate.'),
+  invalidUtf8: () => new ApiError('invalid_body', 'Il corpo della richiesta non è testo UTF-8 valido.'),
+  payloadTooLarge: () =>
+    new ApiError('payload_too_large', 'Il corpo della richiesta supera la dimensione massima consentita.'),
+  unsupportedEncoding: () =>
+    new ApiError(
+      'unsupported_media_type',
+      'Content-Encoding non supportato: il corpo va inviato non compresso (JSON in UTF-8).',
+    ),
+  unsupportedMediaType: () =>
+    new ApiError(
+      'unsupported_media_type',
+      'Codifica del corpo non supportata: il corpo deve essere JSON in UTF-8 (Content-Type: application/json).',
+    ),
+  conflict: (existing: { id: string; status: string }) =>
+    new ApiError('conflict', 'Esiste già un contatto con questa email.', { existing }),
+  unknownTags: (names: readonly string[]) =>
+    new ApiError(
+      'unknown_tag',
+      `${plural(names.length, 'Tag inesistente', 'Tag inesistenti')}: ${names.map((n) => `"${n}"`).join(', ')}.`,
+    ),
+  rateLimited: (max: number, windowSeconds: number, retryAfterSeconds: number) =>
+    new ApiError(
+      'rate_limit_exceeded',
+      `Limite di ${max} richieste ogni ${windowSeconds} secondi superato: riprova tra ${retryAfterSeconds} ${plural(
+        retryAfterSeconds,
+        'secondo',
+        'secondi',
+      )}.`,
+    ),
+  internal: () => new ApiError('internal', 'Errore interno del server. Riprova più tardi.'),
+  serviceUnavailable: () =>
+    new ApiError('service_unavailable', 'Servizio temporaneamente non disponibile. Riprova tra poco.'),
+}

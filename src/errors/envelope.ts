@@ -1,0 +1,96 @@
+// Every error leaves the service as {"error":{"code","message"}} with an Italian message. Errors the service
+// did not foresee become a generic 500 `internal`: the client sees no detail, the log has it with the request id.
+import type { ErrorObject } from 'ajv'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { isDatabaseUnavailable } from '../db/unavailable.js'
+import { describeValidationError } from '../plugins/app/validation.js'
+import { ApiError, errors } from './catalogue.js'
+
+function fromFastifyError(error: FastifyError): ApiError | null {
+  if (error.validation) {
+    const context = error.validationContext
+    // A path id that is not even a UUID names no contact: the same 404 as an absent one.
+    if (context === 'params') return errors.notFound()
+    const part = context === 'querystring' || context === 'headers' ? context : 'body'
+    const code = ({ body: 'invalid_body', querystring: 'invalid_query', headers: 'invalid_header' } as const)[part]
+    return errors.invalidInput(code, describeValidationError(error.validation as ErrorObject[], part))
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.payloadTooLarge()
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return errors.notJsonBody()
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.emptyBody()
+    case 'FST_ERR_CTP_INVALID_JSON':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return errors.invalidJson()
+  }
+  // JSON bodies carrying __proto__ or constructor.prototype are refused by Fastify's parser as a SyntaxError.
+  if (error instanceof SyntaxError && error.statusCode === 400) {
+    return errors.invalidJsonOrForbiddenKeys()
+  }
+  return null
+}
+
+/** The methods a route of this service can have, in the order an Allow header lists them. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+
+/**
+ * The answer to a request no route takes: a path that exists with other methods is a 405 that says which (in
+ * an Allow header too); anything else names no resource.
+ */
+function unrouted(fastify: FastifyInstance, request: FastifyRequest, reply: FastifyReply): ApiError {
+  const path = request.url.split('?', 1)[0] ?? '/'
+  const allowed = METHODS.filter((method) => fastify.findRoute({ method, url: path }) !== null)
+  // A route of this very method that found nothing (a static file that is not there) is a plain 404.
+  if (allowed.length === 0 || allowed.includes(request.method as (typeof METHODS)[number])) return errors.notFound()
+  reply.header('allow', allowed.join(', '))
+  return errors.methodNotAllowed(request.method, allowed)
+}
+
+function toApiError(error: FastifyError): ApiError {
+  if (error instanceof ApiError) return error
+  if (isDatabaseUnavailable(error)) return errors.serviceUnavailable()
+  const known = fromFastifyError(error)
+  if (known) return known
+  // What remains comes from a plugin (the reference page's static files refuse `..` with 403): a path that
+  // names nothing is not found, any other client error a bad request.
+  const status = error.statusCode ?? 500
+  if (status === 403 || status === 404) return errors.notFound()
+  if (status >= 400 && status < 500) return errors.badRequest()
+  return errors.internal()
+}
+
+export default fp(
+  async function errorEnvelope(fastify) {
+    fastify.setErrorHandler(function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+      // A client that hangs up halfway through its body is no server fault (Node reports it as ECONNRESET,
+      // which would otherwise read as a lost database connection) and has nobody left to answer.
+      if (request.raw.readableAborted) {
+        request.log.info('client closed the connection before its request was complete')
+        return reply.code(400).send(errors.badRequest().toBody())
+      }
+      // A request no route takes is answered as such whatever its body: parsing that body may fail first.
+      const apiError = request.is404 ? unrouted(fastify, request, reply) : toApiError(error)
+      // A 503 of the shutdown is foreseen and says nothing of the database: only a database error is logged so.
+      if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable')
+      else if (apiError.statusCode >= 500 && apiError.code !== 'service_unavailable') {
+        request.log.error({ err: error }, 'request failed')
+      }
+      // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope, no
+      // error is worth caching, and whatever hook did not run, none is to be sniffed.
+      reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff')
+      return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
+    })
+    fastify.setNotFoundHandler(function handleNotFound(request, reply) {
+      const apiError = unrouted(fastify, request, reply)
+      // Also where a plugin answers not found (a static file that is not there): no error is worth caching.
+      reply.header('cache-control', 'no-store')
+      return reply.code(apiError.statusCode).send(apiError.toBody())
+    })
+  },
+  { name: 'error-envelope' },
+)

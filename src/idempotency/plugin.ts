@@ -1,0 +1,77 @@
+// Safe retries of POST: a request carrying an Idempotency-Key is executed once per key and tenant; a retry with
+// the same key and the same body gets the first answer again (status, body, Location, ETag) with
+// `Idempotent-Replayed: true`; the same key with another body is 422 idempotency_key_reused; while the first is
+// still running, 409 idempotency_key_in_use. Only the answer of an execution that wrote is kept: a refusal,
+// before the execution (authentication, rate limit, validation) or by it (unknown_tag, conflict, thrown by the
+// execution), changed nothing, so it stores nothing and its retry executes again, as Stripe does; a server
+// failure rolls the whole attempt back too. Keys are kept 24 hours, purged every ten minutes. See src/idempotency/repository.ts for
+// how one transaction makes this hold under races and crashes, and what a key costs.
+import { createHash } from 'node:crypto'
+import fp from 'fastify-plugin'
+import type { Query } from '../db/database.js'
+import { errors } from '../errors/catalogue.js'
+import { idempotencyKeys, type StoredAnswer } from './repository.js'
+
+export interface Answer extends StoredAnswer {
+  /** True when the answer is a stored one, given again. */
+  replayed: boolean
+}
+
+export interface Idempotency {
+  /**
+   * Runs `execute` once for this tenant's key and request, inside the key's transaction (its statements go
+   * through the `query` it is given); a retry gets the stored answer. `execute` answers what it wrote, and throws
+   * what it refuses: a refusal is not stored.
+   */
+  once(
+    tenantId: string,
+    key: string,
+    request: unknown,
+    execute: (query: Query) => Promise<StoredAnswer>,
+  ): Promise<Answer>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    idempotency: Idempotency
+  }
+}
+
+const PURGE_EVERY_MS = 10 * 60_000
+
+/** JSON with object keys sorted: the same request, whatever order its fields came in, hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
+export default fp(
+  async function idempotency(fastify) {
+    const db = fastify.db
+    const purge = () =>
+      idempotencyKeys
+        .purge(db.query)
+        .catch((error) => fastify.log.warn({ err: error }, 'could not purge idempotency keys'))
+    const timer = setInterval(purge, PURGE_EVERY_MS).unref()
+    fastify.addHook('onClose', async () => clearInterval(timer))
+
+    fastify.decorate('idempotency', {
+      once: (tenantId, key, request, execute) =>
+        db.transaction(async (query) => {
+          const hash = createHash('sha256').update(canonical(request)).digest('hex')
+          if (!(await idempotencyKeys.lock(query, tenantId, key))) throw errors.idempotencyKeyInUse()
+          const stored = await idempotencyKeys.find(query, tenantId, key)
+          if (stored && stored.requestHash !== hash) throw errors.idempotencyKeyReused()
+          if (stored) return { ...stored.answer, replayed: true }
+          const answer = await execute(query)
+          await idempotencyKeys.store(query, tenantId, key, hash, answer)
+          return { ...answer, replayed: false }
+        }),
+    } satisfies Idempotency)
+  },
+  { name: 'idempotency', dependencies: ['database'] },
+)

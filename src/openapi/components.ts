@@ -1,0 +1,6 @@
+// The schemas routes refer to by $id, each feature's in one list: validation compiles against them and the
+// document lists them under components (Contact, ErrorResponse, …). Each comes after the schemas it refers to.
+import { contactSchemas } from '../contacts/model.js'
+import { errorSchemas } from '../errors/schemas.js'
+
+export const sharedSchemas = [...contactSchemas, ...errorSchemas]
