@@ -3,7 +3,7 @@
 // buildApp, so there is one assembly of the app.
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, Server } from 'node:http'
-import Fastify, { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify'
+import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify'
 import fp from 'fastify-plugin'
 import apiV1 from './api.js'
 import apiRoutes, { API_PREFIX } from './auth/api-routes.js'
@@ -51,35 +51,20 @@ export interface AppOptions {
  */
 export default async function serviceApp(fastify: FastifyInstance, options: AppOptions) {
   fastify.decorate('config', options.config)
+  const registerAll = async (plugins: readonly FastifyPluginAsync[]) => {
+    for (const plugin of plugins) await fastify.register(plugin)
+  }
   // First, so that it sees every route: it stops the start if one under /api/v1 escapes authorization.
   await fastify.register(apiRoutes)
-
   await fastify.register(sensible)
-
-  await fastify.register(validation)
-  await fastify.register(jsonBody)
-  await fastify.register(responseHeaders)
-  await fastify.register(shutdown)
-  await fastify.register(requestLog)
+  await registerAll([validation, jsonBody, responseHeaders, shutdown, requestLog])
   await fastify.register(database, { database: options.database })
-  await fastify.register(apiKeysRepository)
-  await fastify.register(authChanges)
-  await fastify.register(contactsRepository)
-  await fastify.register(idempotency)
-  await fastify.register(demo)
-  await fastify.register(redis)
-  await fastify.register(metrics)
-
-  await fastify.register(errorEnvelope)
-  await fastify.register(protocolErrors)
-
+  await registerAll([apiKeysRepository, authChanges, contactsRepository, idempotency, demo, redis, metrics])
+  await registerAll([errorEnvelope, protocolErrors])
   for (const schema of sharedSchemas) fastify.addSchema(schema)
   // Registered before the routes, so that it sees them all.
-  await fastify.register(swagger)
-  await fastify.register(swaggerUi)
-
-  await fastify.register(health)
-  await fastify.register(openapiDocument)
+  await registerAll([swagger, swaggerUi])
+  await registerAll([health, openapiDocument])
   await fastify.register(apiV1, { prefix: API_PREFIX })
 }
 
