@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import authentication from './auth/authentication.js'
 import authorization from './auth/authorization.js'
 import contacts from './contacts/routes.js'
+import events from './events/routes.js'
 import rateLimit from './plugins/external/rate-limit.js'
 
 export default async function apiV1(fastify: FastifyInstance) {
@@ -12,4 +13,5 @@ export default async function apiV1(fastify: FastifyInstance) {
   await fastify.register(authentication)
   await fastify.register(authorization)
   await fastify.register(contacts, { prefix: '/contacts' })
+  await fastify.register(events, { prefix: '/events' })
 }

@@ -15,6 +15,7 @@ import type { Database } from './db/database.js'
 import database from './db/plugin.js'
 import errorEnvelope from './errors/envelope.js'
 import protocolErrors, { clientErrorHandler, frameworkErrors } from './errors/protocol-errors.js'
+import { eventsRepository } from './events/repository.js'
 import health from './health/routes.js'
 import idempotency from './idempotency/plugin.js'
 import { sharedSchemas } from './openapi/components.js'
@@ -59,7 +60,8 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(sensible)
   await registerAll([validation, jsonBody, responseHeaders, shutdown, requestLog])
   await fastify.register(database, { database: options.database })
-  await registerAll([apiKeysRepository, authChanges, contactsRepository, idempotency, demo, redis, metrics])
+  await registerAll([apiKeysRepository, authChanges, contactsRepository, eventsRepository, idempotency, demo])
+  await registerAll([redis, metrics])
   await registerAll([errorEnvelope, protocolErrors])
   for (const schema of sharedSchemas) fastify.addSchema(schema)
   // Registered before the routes, so that it sees them all.

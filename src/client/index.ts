@@ -13,6 +13,9 @@ export type ErrorDetail = components['schemas']['ErrorDetail']
 export type ErrorCode = components['schemas']['ErrorCode']
 export type EmailStatus = components['schemas']['EmailStatus']
 export type Stage = components['schemas']['Stage']
+export type Event = components['schemas']['Event']
+export type EventPage = components['schemas']['EventPage']
+export type EventType = components['schemas']['EventType']
 export type RubricaClient = Client<paths>
 
 export interface RubricaClientOptions {

@@ -45,6 +45,8 @@ export const ConfigSchema = Type.Object({
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ default: 72_000, minimum: 1000 }),
   /** On SIGTERM/SIGINT, in-flight requests get this long to finish before the process exits anyway. */
   SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 0 }),
+  /** Events are kept this many days after they occurred, then purged (a position before them is 410). */
+  EVENTS_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1, maximum: 3650 }),
   /** Fail a database connection attempt after this time, so that requests get a 503 instead of hanging. */
   DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100 }),
 })

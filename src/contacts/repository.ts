@@ -67,8 +67,9 @@ export class ContactRepository {
   }
 
   /**
-   * Changes only the fields present; an empty patch reads the contact unchanged. With `expected` (If-Match) the
-   * change applies only to a contact that still has one of those versions, checked in the same statement.
+   * Changes only the fields present; a patch that changes nothing (empty, or every value already as sent) reads
+   * the contact unchanged. With `expected` (If-Match) the change applies only to a contact that still has one of
+   * those versions, checked in the same statement.
    */
   async update(tenantId: string, id: string, patch: ContactUpdate, expected: Expected = '*'): Promise<UpdateResult> {
     if (Object.keys(patch).length === 0) {
@@ -81,9 +82,10 @@ export class ContactRepository {
     const statement = updateStatement(tenantId, id, patch, expected === '*' ? undefined : [...expected])
     const [row] = await this.db.query<Versioned>(statement.name, statement.sql, statement.params)
     if (row) return { kind: 'updated', contact: row }
-    // Nothing changed: tell a contact that moved on from one that is not there.
-    const exists = expected !== '*' && (await this.get(tenantId, id)) !== null
-    return { kind: exists ? 'precondition_failed' : 'not_found' }
+    // Nothing written: the contact is not there, moved on from the version expected, or already as asked.
+    const current = await this.get(tenantId, id)
+    if (!current) return { kind: 'not_found' }
+    return matches(current.version, expected) ? { kind: 'updated', contact: current } : { kind: 'precondition_failed' }
   }
 }
 

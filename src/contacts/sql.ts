@@ -154,19 +154,27 @@ function listStatementOf(selectList: SelectList) {
 
 /**
  * One UPDATE … RETURNING per combination of fields: the answer is the state this PATCH wrote even when others
- * write at once. With `versions` (If-Match) it applies only to a contact that still has one of them.
+ * write at once. With `versions` (If-Match) it applies only to a contact that still has one of them. A contact
+ * that already has every value sent is not written (the row constructor has a constant, so that one field
+ * compares as a row too).
  */
 function updateStatementOf(storage: ContactStorage, readColumns: string) {
   const shaped = statementCache()
   return (tenantId: string, id: string, patch: ContactUpdate, versions?: number[]): Statement => {
     const params: unknown[] = [tenantId, id]
     const fields = Object.keys(storage.update).filter((field) => field in patch)
-    const sets = fields.map((field) => {
+    const columns: string[] = []
+    const values: string[] = []
+    for (const field of fields) {
       params.push(patch[field as keyof ContactUpdate])
       const stored = storage.update[field] as ContactStorage['update'][string]
-      return `${stored.column} = $${params.length}${stored.cast}`
-    })
-    let condition = 'c.tenant_id = $1 AND c.id = $2'
+      columns.push(stored.column)
+      values.push(`$${params.length}${stored.cast}`)
+    }
+    const sets = columns.map((column, i) => `${column} = ${values[i]}`)
+    // A PATCH that would change nothing writes nothing: no new version, no updatedAt, no event.
+    let condition = `c.tenant_id = $1 AND c.id = $2 AND (${columns.map((column) => `c.${column}`).join(', ')}, 0)
+      IS DISTINCT FROM (${values.join(', ')}, 0)`
     if (versions) {
       params.push(versions)
       condition += ` AND c.version = ANY($${params.length}::int[])`
@@ -197,3 +205,6 @@ export function contactStatements(storage: ContactStorage) {
 }
 
 export const statements = contactStatements(contact.storage)
+
+/** The select list of a Contact, for other features' statements that answer contacts (the event feed). */
+export const selectContact = selectListOf(contact.storage)

@@ -124,6 +124,12 @@ export const CATALOGUE = {
     specified: false,
     example: (): ApiError => errors.preconditionFailed(),
   },
+  cursor_expired: {
+    status: 410,
+    when: 'an events position older than `EVENTS_RETENTION_DAYS`: the events after it were purged; resync from the contacts list',
+    specified: false,
+    example: (): ApiError => errors.cursorExpired(30),
+  },
   payload_too_large: {
     status: 413,
     when: 'a body larger than `BODY_LIMIT`',
@@ -229,6 +235,17 @@ export const errors = {
   insufficientRole: (role: string) =>
     new ApiError('insufficient_role', `Il ruolo "${role}" della chiave non consente questa operazione.`),
   notFound: () => new ApiError('not_found', 'Risorsa non trovata.'),
+  cursorExpired: (retentionDays: number) =>
+    new ApiError(
+      'cursor_expired',
+      `Gli eventi dopo questa posizione sono stati eliminati (si conservano ${retentionDays} giorni): rileggi i ` +
+        'contatti dalla lista e riparti dalla posizione "now".',
+    ),
+  unknownPosition: () =>
+    new ApiError(
+      'invalid_query',
+      'Il parametro "after" non è valido: nessuna risposta ha mai dato questa posizione; usa "next" di una risposta o "now".',
+    ),
   methodNotAllowed: (method: string, allowed: readonly string[]) =>
     new ApiError(
       'method_not_allowed',

@@ -2,5 +2,6 @@
 // document lists them under components (Contact, ErrorResponse, …). Each comes after the schemas it refers to.
 import { contactSchemas } from '../contacts/model.js'
 import { errorSchemas } from '../errors/schemas.js'
+import { eventSchemas } from '../events/model.js'
 
-export const sharedSchemas = [...contactSchemas, ...errorSchemas]
+export const sharedSchemas = [...contactSchemas, ...eventSchemas, ...errorSchemas]

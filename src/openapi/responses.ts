@@ -95,6 +95,7 @@ const STATUSES: Record<number, StatusSpec> = {
       'una richiesta con la stessa Idempotency-Key è ancora in corso',
     counted: true,
   },
+  410: { description: 'La posizione indicata è più vecchia degli eventi conservati', counted: true },
   412: { description: 'La risorsa non ha più la versione indicata in If-Match: nulla è cambiato', counted: true },
   413: { description: 'Corpo della richiesta troppo grande', counted: true },
   415: { description: 'Corpo JSON in una codifica diversa da UTF-8', counted: true },

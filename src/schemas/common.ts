@@ -22,6 +22,9 @@ export const PHONE = '^\\+?(?:[ ().-]*[0-9]){3}[0-9 ().-]*$'
 /** An Idempotency-Key: 1 to 255 printable ASCII characters, not starting or ending with a space. */
 export const IDEMPOTENCY_KEY = '^[\\x21-\\x7E](?:[\\x20-\\x7E]{0,253}[\\x21-\\x7E])?$'
 
+/** An events position as clients send it back: `now`, or a number of at most 18 digits without leading zeros. */
+export const POSITION = '^(now|0|[1-9][0-9]{0,17})$'
+
 /** An atom of an address's local part (RFC 5322's atext). */
 const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 /** A domain label: letters, digits and inner hyphens, at most 63 characters (RFC 1035). */
@@ -50,6 +53,7 @@ export const PATTERN_DESCRIPTIONS: Record<string, string> = {
   [PHONE]: 'deve contenere almeno 3 cifre e solo cifre, spazi, + iniziale, punti, trattini e parentesi',
   [IDEMPOTENCY_KEY]: 'deve avere da 1 a 255 caratteri ASCII stampabili, senza spazi all’inizio o alla fine',
   [EMAIL]: EMAIL_REQUIREMENT,
+  [POSITION]: 'deve essere "now" o il valore di "next" di una risposta precedente',
 }
 
 /** A plain UUID, any case. ajv-formats' uuid also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not. */

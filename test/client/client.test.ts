@@ -78,6 +78,15 @@ t.test('create, list with the cursor, read, patch and an error, through the type
     ['retry@example.it'],
   )
 
+  // The event feed, typed: the changes above, followed from the start.
+  const feed = await client.GET('/api/v1/events', { params: { query: { type: 'contact.updated' } } })
+  t.equal(feed.response.status, 200)
+  t.ok(
+    feed.data?.data.some((event) => event.data.id === contact.id && event.data.stage === 'customer'),
+    'the PATCH is an event carrying the contact',
+  )
+  t.match(feed.data?.next, /^\d+$/)
+
   const missing = await client.GET('/api/v1/contacts/{id}', {
     params: { path: { id: '00000000-0000-4000-8000-000000000000' } },
   })

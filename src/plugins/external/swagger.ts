@@ -83,7 +83,10 @@ export function swaggerOptions(config: Config): FastifyDynamicSwaggerOptions {
       // No relative server (`/`): generators would turn it into `//api/…`. Where the service is published is set
       // with PUBLIC_URL; without it, clients give their base URL themselves.
       ...(config.PUBLIC_URL && { servers: [{ url: config.PUBLIC_URL, description: 'rubrica' }] }),
-      tags: [{ name: 'contacts', description: 'Contatti dell’organizzazione della chiave' }],
+      tags: [
+        { name: 'contacts', description: 'Contatti dell’organizzazione della chiave' },
+        { name: 'events', description: 'I cambiamenti dei contatti, da seguire per restare sincronizzati' },
+      ],
       components: {
         securitySchemes: {
           apiKey: {
