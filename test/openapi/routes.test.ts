@@ -40,6 +40,9 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     'ErrorCode',
     'ErrorDetail',
     'ErrorResponse',
+    'Event',
+    'EventPage',
+    'EventType',
     'ExistingContact',
     'Stage',
   ])
@@ -49,13 +52,14 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
   for (const methods of Object.values(served.paths as Record<string, Record<string, Operation>>)) {
     for (const operation of Object.values(methods)) operations[operation.operationId] = operation
   }
-  t.same(Object.keys(operations).sort(), ['createContact', 'getContact', 'listContacts', 'updateContact'])
+  t.same(Object.keys(operations).sort(), ['createContact', 'getContact', 'listContacts', 'listEvents', 'updateContact'])
   const everywhere = ['400', '401', '403', '405', '408', '417', '429', '431', '500', '503']
   const expected: Record<string, [string, string[]]> = {
     listContacts: ['contacts:read', ['200', ...everywhere]],
     getContact: ['contacts:read', ['200', '304', '404', ...everywhere]],
     createContact: ['contacts:write', ['201', '409', '413', '415', '422', ...everywhere]],
     updateContact: ['contacts:write', ['200', '404', '412', '413', '415', ...everywhere]],
+    listEvents: ['contacts:read', ['200', '410', ...everywhere]],
   }
   for (const [id, [scope, statuses]] of Object.entries(expected)) {
     const operation = operations[id] as Operation
