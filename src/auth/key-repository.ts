@@ -73,8 +73,9 @@ export class ApiKeyRepository {
             tenantId: row.tenantId,
             tenantStatus: row.tenantStatus,
             role: row.role,
-            // NOT NULL since the migration api_key_scopes_not_null; a missing list is no scope all the same.
-            scopes: row.scopes ?? [],
+            // NOT NULL since the migration api_key_scopes_not_null; a missing list, or what SQL by hand put in it
+            // that is not a scope name (NULL elements, a nested array), is no scope all the same.
+            scopes: (row.scopes ?? []).filter((scope): scope is string => typeof scope === 'string'),
             rateLimitMax: row.rateLimitMax,
           }
         : null

@@ -92,6 +92,13 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   })
   // An idle client's error (database restarted) must not crash the process; the pool replaces it.
   pool.on('error', () => {})
+  // A connection cut while no one listens on its client must not either: node-postgres reports it as an 'error'
+  // event on the client, and there are moments when neither pg-pool (which listens while the client is idle) nor
+  // the work that checked it out listens, e.g. a client handed from a finished query straight to a waiting
+  // transaction while the rest of the socket's data, the server's FATAL included, is still being parsed. This
+  // listener stays for the client's life: the failure still reaches the work in flight through its query, and
+  // pg-pool discards a client that is no longer queryable when it is released.
+  pool.on('connect', (client) => client.on('error', () => {}))
   // Prisma's statements named by their text, so that each is planned once per connection like the repository's.
   const statementNameGenerator = ({ sql }: { sql: string }) => statementName('prisma', sql)
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator }) })
@@ -125,18 +132,13 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
 }
 
 /**
- * Runs `work` on a connection taken from the pool. node-postgres reports a connection lost while a client is
- * checked out (a backend terminated, a failover) as an 'error' event on the client, which ends the process when
- * nobody listens: here the work in flight hears of it through its failed statement instead (a 503 for a
- * request), and a client whose connection failed is discarded rather than handed to the next request.
+ * Runs `work` on a connection taken from the pool. A connection that failed (a backend terminated, a failover)
+ * is given back with its error, so that pg-pool discards it rather than hand it to the next request; the cut
+ * itself reaches `work` through its failed statement (a 503 for a request), never the process (see the pool's
+ * 'connect' listener).
  */
 async function checkedOut<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect()
-  let lost: Error | undefined
-  const onError = (error: Error) => {
-    lost = error
-  }
-  client.on('error', onError)
   let failure: unknown
   try {
     return await work(client)
@@ -144,8 +146,7 @@ async function checkedOut<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Pro
     failure = error
     throw error
   } finally {
-    client.removeListener('error', onError)
-    client.release(lost ?? (isDatabaseUnavailable(failure) ? (failure as Error) : undefined))
+    client.release(isDatabaseUnavailable(failure) ? (failure as Error) : undefined)
   }
 }
 

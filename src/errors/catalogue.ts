@@ -182,6 +182,9 @@ export const CATALOGUE = {
 
 export type ErrorCode = keyof typeof CATALOGUE
 
+/** The statuses errors are answered with: the document describes each (src/openapi/responses.ts). */
+export type ErrorStatus = (typeof CATALOGUE)[ErrorCode]['status']
+
 /** Every code, in the catalogue's order (by status). */
 export const ERROR_CODES = Object.keys(CATALOGUE) as ErrorCode[]
 

@@ -1,7 +1,7 @@
 // The responses of the operations, as the document describes them: every status the server can send, the codes
 // each can carry with an example of each, and the headers that come with it (required where always sent).
 import { type TSchema, Type } from '@sinclair/typebox'
-import { CATALOGUE, ERROR_CODES, type ErrorCode } from '../errors/catalogue.js'
+import { CATALOGUE, ERROR_CODES, type ErrorCode, type ErrorStatus } from '../errors/catalogue.js'
 import { ErrorResponseSchema } from '../errors/schemas.js'
 
 export interface HeaderSpec {
@@ -79,7 +79,8 @@ interface StatusSpec {
   counted: boolean
 }
 
-const STATUSES: Record<number, StatusSpec> = {
+/** Per status that errors use: a status added to the catalogue without its entry here does not compile. */
+const STATUSES: Record<ErrorStatus, StatusSpec> = {
   400: { description: 'Richiesta non valida', counted: false },
   401: { description: 'Autenticazione mancante o non valida, oppure organizzazione chiusa', counted: true },
   403: { description: 'Scope o ruolo insufficiente, oppure organizzazione sospesa', counted: true },
@@ -110,8 +111,8 @@ const STATUSES: Record<number, StatusSpec> = {
   },
 }
 
-function failure(status: number, codes: readonly ErrorCode[]) {
-  const spec = STATUSES[status] ?? { description: 'Errore', counted: false }
+function failure(status: ErrorStatus, codes: readonly ErrorCode[]) {
+  const spec = STATUSES[status]
   const examples = Object.fromEntries(
     codes.map((code) => [code, { summary: code, value: CATALOGUE[code].example().toBody() }]),
   )
@@ -154,7 +155,7 @@ export const BODY_CODES = [
 
 /** The error responses of an operation that can answer with `codes`: one per status, from the catalogue. */
 export function errorResponses(codes: readonly ErrorCode[]) {
-  const byStatus = new Map<number, ErrorCode[]>()
+  const byStatus = new Map<ErrorStatus, ErrorCode[]>()
   // In the catalogue's order, whatever order the operation lists them in.
   for (const code of ERROR_CODES.filter((known) => codes.includes(known))) {
     const status = CATALOGUE[code].status

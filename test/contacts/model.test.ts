@@ -5,7 +5,7 @@
 
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { CONTACT_FIELDS, type ContactStorage, describeContact } from '../../src/contacts/model.ts'
+import { CONTACT_FIELDS, type ContactStorage, describeContact, type FieldSpec } from '../../src/contacts/model.ts'
 import { contactStatements } from '../../src/contacts/sql.ts'
 import { build } from '../helper.ts'
 
@@ -56,11 +56,15 @@ t.test('enumerations are cast to their type, named as the enumeration', async (t
   t.equal(storage.update.emailStatus?.cast, '::email_status')
   t.equal(storage.update.stage?.cast, '::stage')
   t.equal(storage.update.firstName?.cast, '')
-  t.same(
-    storage.create.map(({ stored }) => stored.column),
-    ['email', 'first_name', 'last_name', 'phone', 'source', 'consent_type'],
-    'a POST writes these columns',
+  const declared = Object.entries(CONTACT_FIELDS as Record<string, FieldSpec>).filter(
+    ([, spec]) => spec.column !== false && (spec.create !== undefined || spec.createdAs !== undefined),
   )
+  t.same(
+    storage.create.map(({ stored }) => stored.field),
+    declared.map(([field]) => field),
+    'a POST writes the fields a body may carry and those the server sets, each in its column',
+  )
+  t.equal(storage.create.find(({ stored }) => stored.field === 'firstName')?.stored.column, 'first_name')
 })
 
 t.test("every stored field of the declaration is a column of the migrated database's contacts", async (t) => {

@@ -10,6 +10,14 @@ t.test("docs/api.md's error table is the catalogue's", async (t) => {
   t.equal(page, pageWithTable(page), 'the table is up to date (npm run docs:errors writes it)')
 })
 
+t.test('the catalogue lists codes by status, as the docs table shows them', async (t) => {
+  const statuses = ERROR_CODES.map((code) => CATALOGUE[code].status)
+  t.same(
+    statuses,
+    [...statuses].sort((a, b) => a - b),
+  )
+})
+
 t.test('every example has its own code, its status and an Italian message', async (t) => {
   for (const code of ERROR_CODES) {
     const example = CATALOGUE[code].example()

@@ -1,6 +1,11 @@
 // The contract check of test/helper.ts is not vacuous: answers that break the document are reported.
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { contractViolations } from '../contract.ts'
+
+const document = JSON.parse(readFileSync('openapi.json', 'utf8')) as {
+  components: { schemas: { Contact: { examples: unknown[] } } }
+}
 
 const ID = '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10'
 const headers = {
@@ -12,23 +17,8 @@ const headers = {
   'x-ratelimit-reset': 60,
 }
 const error = (code: string) => JSON.stringify({ error: { code, message: 'x' } })
-/** A Contact as the document describes it. */
-const contact = {
-  id: ID,
-  email: 'anna@example.com',
-  firstName: null,
-  lastName: null,
-  phone: null,
-  emailStatus: 'active',
-  stage: 'lead',
-  source: 'api',
-  consentType: 'unknown',
-  tags: [],
-  archivedAt: null,
-  acquiredAt: '2026-01-01T00:00:00.000Z',
-  createdAt: '2026-01-01T00:00:00.000Z',
-  updatedAt: '2026-01-01T00:00:00.000Z',
-}
+/** A Contact as the document describes it: its own example, with the id the exchanges below use. */
+const contact = { ...(document.components.schemas.Contact.examples[0] as object), id: ID }
 
 t.test('conforming answers pass, broken ones are reported', async (t) => {
   const unauthorized = { method: 'GET', url: '/api/v1/contacts', status: 401, headers, payload: error('invalid_key') }

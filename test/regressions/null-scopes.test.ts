@@ -14,9 +14,13 @@ t.test('scopes can no longer be NULL; an empty list is 403 insufficient_scope', 
     { code: '23502' },
     'the column refuses NULL',
   )
-  await app.db.query('no_scopes', "UPDATE api_keys SET scopes = '{}' WHERE tenant_id = $1", [tenantId])
-  const refused = await request(app, key, { method: 'GET', url: LIST })
-  t.equal(refused.statusCode, 403)
-  t.equal(refused.json().error.code, 'insufficient_scope')
-  t.match(refused.json().error.message, /nessuno scope/)
+  // Also what SQL by hand can put in the list that is no scope name: NULL elements, a nested array.
+  for (const scopes of ['{}', '{NULL}', '{{contacts:read}}']) {
+    await app.db.query('odd_scopes', 'UPDATE api_keys SET scopes = $2::text[] WHERE tenant_id = $1', [tenantId, scopes])
+    app.apiKeys.invalidateAll()
+    const refused = await request(app, key, { method: 'GET', url: LIST })
+    t.equal(refused.statusCode, 403, `scopes ${scopes}`)
+    t.equal(refused.json().error.code, 'insufficient_scope')
+    t.match(refused.json().error.message, /la chiave ha nessuno scope/, 'the message says the key has none')
+  }
 })

@@ -9,17 +9,12 @@ import { MAX_NAME_BYTES } from '../../src/db/statement-name.ts'
 
 const { listStatement, updateStatement } = statements
 
-import type { ContactUpdate } from '../../src/contacts/model.ts'
+import { type ContactUpdate, ContactUpdateSchema } from '../../src/contacts/model.ts'
 import { LIST } from '../fuzz/support.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
-const PATCH: Required<ContactUpdate> = {
-  firstName: 'Anna',
-  lastName: 'Rossi',
-  emailStatus: 'bounced',
-  stage: 'customer',
-  consentType: 'contract',
-}
+/** A value for every field a PATCH may carry: the document's example of a PATCH body. */
+const PATCH = ContactUpdateSchema.examples[0] as Required<ContactUpdate>
 
 /** Every non-empty subset of the fields a PATCH may carry. */
 function subsets<T>(items: readonly T[]): T[][] {
@@ -66,8 +61,8 @@ t.test('the longest PATCH, then the same with If-Match, on one connection', asyn
     method: 'PATCH',
     url,
     headers: { 'if-match': String(first.headers.etag) },
-    payload: { ...PATCH, stage: 'prospect' },
+    payload: { ...PATCH, stage: PATCH.stage === 'prospect' ? 'lead' : 'prospect' },
   })
   t.equal(second.statusCode, 200, second.body)
-  t.equal(second.json().stage, 'prospect')
+  t.not(second.json().stage, PATCH.stage)
 })

@@ -19,7 +19,7 @@ export interface KeyLookupBudget {
   /**
    * Runs `resolve`, a lookup of an API key no cache knows, counted against the request's client address first:
    * refused with the 429 (and no lookup) when the address has used up its budget, given back when the lookup finds
-   * a key. The limit headers are set either way.
+   * a key or fails. The limit headers are set either way.
    */
   lookup<T>(request: FastifyRequest, reply: FastifyReply, resolve: () => Promise<T | null>): Promise<T | null>
 }
@@ -78,7 +78,14 @@ export default fp(
             throw errors.rateLimited(limit.max, windowSeconds, retryAfter)
           }
         }
-        const found = await resolve()
+        let found: Awaited<ReturnType<typeof resolve>>
+        try {
+          found = await resolve()
+        } catch (error) {
+          // No answer (the database is down): the address is not charged for the service's failure.
+          await counters?.refund(limit.key, timeWindow)
+          throw error
+        }
         if (found === null) countedBeforeLookup.add(request)
         else await counters?.refund(limit.key, timeWindow)
         return found
