@@ -118,17 +118,17 @@ export const CATALOGUE = {
     specified: false,
     example: (): ApiError => errors.idempotencyKeyInUse(),
   },
-  precondition_failed: {
-    status: 412,
-    when: '`If-Match` names no current ETag; nothing changed',
-    specified: false,
-    example: (): ApiError => errors.preconditionFailed(),
-  },
   cursor_expired: {
     status: 410,
     when: 'an events position older than `EVENTS_RETENTION_DAYS`: the events after it were purged; resync from the contacts list',
     specified: false,
     example: (): ApiError => errors.cursorExpired(30),
+  },
+  precondition_failed: {
+    status: 412,
+    when: '`If-Match` names no current ETag; nothing changed',
+    specified: false,
+    example: (): ApiError => errors.preconditionFailed(),
   },
   payload_too_large: {
     status: 413,

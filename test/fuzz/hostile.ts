@@ -4,7 +4,7 @@
 // escapes of lone surrogates, deep nesting and `__proto__` keys reach the server exactly as written.
 import fc from 'fast-check'
 import type { QueryParam, Verdict } from './oracle.ts'
-import { EMAIL_STATUSES, STAGES } from './support.ts'
+import { CREATE_FIELDS, EMAIL_STATUSES, STAGES, UPDATE_FIELDS } from './support.ts'
 
 const js = (value: unknown) => JSON.stringify(value)
 
@@ -298,8 +298,8 @@ function tagNames(own: readonly string[], foreign: readonly string[]): fc.Arbitr
   )
 }
 
-const CREATE_KEYS = ['email', 'phone', 'firstName', 'lastName', 'consentType', 'tags']
-const UPDATE_KEYS = ['firstName', 'lastName', 'emailStatus', 'stage', 'consentType']
+const CREATE_KEYS = CREATE_FIELDS
+const UPDATE_KEYS = UPDATE_FIELDS
 const STRANGE_KEYS = [
   'emailStatus',
   'stage',

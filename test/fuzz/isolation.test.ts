@@ -369,8 +369,8 @@ const patch: fc.Arbitrary<Patch> = fc.record(
   {
     firstName: fc.option(name, { nil: null }),
     lastName: fc.option(name, { nil: null }),
-    emailStatus: fc.constantFrom(...EMAIL_STATUSES),
-    stage: fc.constantFrom(...STAGES),
+    emailStatus: fc.constantFrom(...(EMAIL_STATUSES as Contact['emailStatus'][])),
+    stage: fc.constantFrom(...(STAGES as Contact['stage'][])),
     consentType: fc.constantFrom('contract', 'consent', 'legittimo interesse'),
   },
   { requiredKeys: [] },

@@ -3,7 +3,7 @@
 // outcome open, e.g. numeric forms like "+5" or a leap-second cursor); unsure parts widen the accepted outcomes,
 // but the response must still pass the generic invariants (never 5xx, envelope, Italian, database unchanged).
 import type { ErrorCode } from './support.ts'
-import { EMAIL_STATUSES, isRecord, STAGES } from './support.ts'
+import { CREATE_FIELDS, EMAIL_STATUSES, isRecord, STAGES, UPDATE_FIELDS } from './support.ts'
 
 export type Verdict = 'valid' | 'invalid' | 'unsure'
 export type Endpoint = 'list' | 'get' | 'create' | 'update'
@@ -256,9 +256,6 @@ export interface FieldVerdicts {
   fields: Map<string, Verdict>
 }
 
-const CREATE_FIELDS = ['email', 'phone', 'firstName', 'lastName', 'consentType', 'tags']
-const UPDATE_FIELDS = ['firstName', 'lastName', 'emailStatus', 'stage', 'consentType']
-
 function tagsVerdict(value: unknown, ctx: BodyContext): { verdict: Verdict; unknown: string[] } {
   if (!Array.isArray(value)) return { verdict: 'invalid', unknown: [] }
   const items = value.map((item) => textVerdict(item, 1, 64))
@@ -285,11 +282,13 @@ export function createVerdicts(value: unknown, ctx: BodyContext) {
     else if (key === 'phone') fields.set(key, phoneVerdict(v))
     else if (key === 'firstName' || key === 'lastName') fields.set(key, textVerdict(v, 1, 100, true))
     else if (key === 'consentType') fields.set(key, textVerdict(v, 1, 64, true))
-    else {
+    else if (key === 'tags') {
       const tags = tagsVerdict(v, ctx)
       fields.set(key, tags.verdict)
       unknownTags = tags.unknown
     }
+    // A documented field this oracle has no rule for yet: the document's schema decides (the contract check).
+    else fields.set(key, 'unsure')
   }
   return { root: 'valid' as Verdict, fields, unknownTags }
 }
@@ -302,7 +301,9 @@ export function updateVerdicts(value: unknown) {
     else if (key === 'firstName' || key === 'lastName') {
       fields.set(key, v === null ? 'valid' : textVerdict(v, 1, 100, true))
     } else if (key === 'consentType') fields.set(key, textVerdict(v, 1, 64, true))
-    else fields.set(key, enumVerdict(v, key === 'stage' ? STAGES : EMAIL_STATUSES))
+    else if (key === 'stage' || key === 'emailStatus') {
+      fields.set(key, enumVerdict(v, key === 'stage' ? STAGES : EMAIL_STATUSES))
+    } else fields.set(key, 'unsure')
   }
   return { root: 'valid' as Verdict, fields }
 }

@@ -3,6 +3,7 @@
 // How properties run and report is in ./run.ts. Not a test file (no `.test.` in the name): tap does not run it.
 import { readFileSync } from 'node:fs'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { components } from '../../src/generated/openapi.ts'
 import type { PrismaClient } from '../../src/generated/prisma/client.ts'
 import { UUID } from '../../src/schemas/common.ts'
 import type { Stats } from './run.ts'
@@ -29,9 +30,12 @@ interface Document {
 const document = JSON.parse(readFileSync('openapi.json', 'utf8')) as Document
 const schemas = document.components.schemas
 
-export const EMAIL_STATUSES = schemas.EmailStatus?.enum ?? fail('no EmailStatus in openapi.json')
-export const STAGES = schemas.Stage?.enum ?? fail('no Stage in openapi.json')
+export const EMAIL_STATUSES: readonly string[] = schemas.EmailStatus?.enum ?? fail('no EmailStatus in openapi.json')
+export const STAGES: readonly string[] = schemas.Stage?.enum ?? fail('no Stage in openapi.json')
 export const CONTACT_FIELDS = Object.keys(schemas.Contact?.properties ?? fail('no Contact in openapi.json')).sort()
+/** The fields a POST body and a PATCH body may carry. */
+export const CREATE_FIELDS = Object.keys(schemas.ContactCreate?.properties ?? fail('no ContactCreate in openapi.json'))
+export const UPDATE_FIELDS = Object.keys(schemas.ContactUpdate?.properties ?? fail('no ContactUpdate in openapi.json'))
 export type ErrorCode = string
 /** The HTTP status each error code is documented with. */
 export const STATUS_OF: Record<ErrorCode, number> = Object.fromEntries(
@@ -49,22 +53,8 @@ export const ISO_MS_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 /** An id as the server writes it: src/schemas/common.ts's plain UUID, lower case only (requests may use any case). */
 export const LOWERCASE_UUID = new RegExp(UUID.source)
 
-export interface Contact {
-  id: string
-  email: string | null
-  firstName: string | null
-  lastName: string | null
-  phone: string | null
-  emailStatus: string
-  stage: string
-  source: string
-  consentType: string
-  tags: string[]
-  archivedAt: string | null
-  acquiredAt: string
-  createdAt: string
-  updatedAt: string
-}
+/** A Contact as the committed document types it (openapi-typescript's types of openapi.json). */
+export type Contact = components['schemas']['Contact']
 
 export interface ContactPage {
   data: Contact[]
@@ -301,26 +291,20 @@ export function rowToContact(
   row: Snapshot['contacts'][number],
   links: Snapshot['links'],
   tagNames: Map<string, string>,
-) {
-  return {
-    id: row.id,
-    email: row.email,
-    firstName: row.firstName,
-    lastName: row.lastName,
-    phone: row.phone,
-    emailStatus: row.emailStatus,
-    stage: row.stage,
-    source: row.source,
-    consentType: row.consentType,
-    tags: links
-      .filter((l) => l.contactId === row.id)
-      .map((l) => tagNames.get(l.tagId) ?? `?${l.tagId}`)
-      .sort(),
-    archivedAt: row.archivedAt?.toISOString() ?? null,
-    acquiredAt: row.acquiredAt.toISOString(),
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-  }
+): Contact {
+  // Prisma's model names its fields as the API does: every documented field but tags is the row's, timestamps
+  // written as the API writes them.
+  const fields = Object.fromEntries(
+    CONTACT_FIELDS.filter((field) => field !== 'tags').map((field) => {
+      const value = (row as Record<string, unknown>)[field]
+      return [field, value instanceof Date ? value.toISOString() : value]
+    }),
+  )
+  const tags = links
+    .filter((l) => l.contactId === row.id)
+    .map((l) => tagNames.get(l.tagId) ?? `?${l.tagId}`)
+    .sort()
+  return { ...fields, tags } as Contact
 }
 
 // ---------------------------------------------------------------------------------------------------------------
