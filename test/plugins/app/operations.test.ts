@@ -1,23 +1,10 @@
-// Health, readiness, request ids, logs and metrics: what operators and load balancers rely on.
+// Request ids, logs, metrics and the client address behind a proxy: what operators rely on.
 import t from 'tap'
-import { trustProxy } from '../../src/config/config.ts'
-import { build, createTenantWithKey, request } from '../helper.ts'
-import { freePort } from '../services.ts'
+import { trustProxy } from '../../../src/config/config.ts'
+import { build, createTenantWithKey, request } from '../../helper.ts'
+import { freePort } from '../../services.ts'
 
 const LIST = '/api/v1/contacts'
-
-t.test('health and readiness need no key and are not limited', async (t) => {
-  const { app } = await build(t, { RATE_LIMIT_MAX: '1' })
-  for (let i = 0; i < 3; i++) {
-    const health = await app.inject({ method: 'GET', url: '/health' })
-    t.equal(health.statusCode, 200)
-    t.same(health.json(), { status: 'ok' })
-    t.notOk(health.headers['x-ratelimit-limit'])
-  }
-  const ready = await app.inject({ method: 'GET', url: '/ready' })
-  t.equal(ready.statusCode, 200)
-  t.same(ready.json(), { status: 'ready', database: 'up', redis: 'disabled' })
-})
 
 t.test('request ids, one log line per request, never the key', async (t) => {
   const lines: string[] = []
