@@ -7,6 +7,7 @@ import authorization from './auth/authorization.js'
 import contacts from './contacts/routes.js'
 import events from './events/routes.js'
 import rateLimit from './plugins/external/rate-limit.js'
+import webhooks from './webhooks/routes.js'
 
 export default async function apiV1(fastify: FastifyInstance) {
   await fastify.register(rateLimit)
@@ -14,4 +15,5 @@ export default async function apiV1(fastify: FastifyInstance) {
   await fastify.register(authorization)
   await fastify.register(contacts, { prefix: '/contacts' })
   await fastify.register(events, { prefix: '/events' })
+  await fastify.register(webhooks, { prefix: '/webhooks' })
 }

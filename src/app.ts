@@ -31,6 +31,7 @@ import validation from './plugins/app/validation.js'
 import sensible from './plugins/external/sensible.js'
 import swagger from './plugins/external/swagger.js'
 import swaggerUi from './plugins/external/swagger-ui.js'
+import webhooks, { type WebhookPluginOptions } from './webhooks/plugin.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -42,6 +43,8 @@ export interface AppOptions {
   config: Config
   /** An open, migrated database to use instead of opening one from the configuration (tests). */
   database?: Database
+  /** How webhook hosts are resolved (tests: stubs, so that nothing but loopback is ever reached). */
+  webhooks?: WebhookPluginOptions
 }
 
 /**
@@ -61,6 +64,7 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await registerAll([validation, jsonBody, responseHeaders, shutdown, requestLog])
   await fastify.register(database, { database: options.database })
   await registerAll([apiKeysRepository, authChanges, contactsRepository, eventsRepository, idempotency, demo])
+  await fastify.register(webhooks, options.webhooks ?? {})
   await registerAll([redis, metrics])
   await registerAll([errorEnvelope, protocolErrors])
   for (const schema of sharedSchemas) fastify.addSchema(schema)
@@ -75,6 +79,8 @@ export interface BuildOptions {
   database?: Database
   /** Where log lines go instead of stdout (tests read them). */
   logStream?: { write(line: string): void }
+  /** How webhook hosts are resolved (tests: stubs, so that nothing but loopback is ever reached). */
+  webhooks?: WebhookPluginOptions
 }
 
 /** The app in a server with rubrica's options, registered but not yet ready nor listening. */
@@ -83,7 +89,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Node keeps only the first 1,000 headers by default and drops the rest unseen, a second Authorization among
   // them; the header block's size (16 KiB) still bounds how many there can be.
   app.server.maxHeadersCount = 0
-  await app.register(fp(serviceApp), { config, database: options.database })
+  await app.register(fp(serviceApp), { config, database: options.database, webhooks: options.webhooks })
   return app
 }
 

@@ -3,7 +3,7 @@
 // Prisma, as the admin CLI does.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createApiKey } from '../src/admin/api-keys.ts'
-import { buildApp } from '../src/app.ts'
+import { type BuildOptions, buildApp } from '../src/app.ts'
 import type { Scope } from '../src/auth/api-key.ts'
 import { type Config, loadConfig } from '../src/config/config.ts'
 import type { Role, TenantStatus } from '../src/generated/prisma/enums.ts'
@@ -15,6 +15,9 @@ interface TestContext {
   fail(message: string): unknown
 }
 
+/** The webhook secrets' key of test apps: 32 bytes in base64. */
+export const TEST_WEBHOOKS_KEY = Buffer.alloc(32, 7).toString('base64')
+
 export interface Built {
   app: FastifyInstance
   db: TestDatabase
@@ -25,18 +28,24 @@ export async function build(
   t: TestContext,
   env: Record<string, string> = {},
   logStream?: { write(line: string): void },
+  options: Pick<BuildOptions, 'webhooks'> = {},
 ): Promise<Built> {
-  const config = loadConfig({
+  // A variable given as '' is left unset.
+  const merged: Record<string, string> = {
     LOG_LEVEL: 'silent',
     DEMO_ON_EMPTY: 'false',
     NODE_ENV: 'test',
     METRICS_PORT: '0',
+    // A fixed key for webhook secrets, and no deliverer polling in tests that do not ask for one.
+    WEBHOOKS_SECRET_KEY: TEST_WEBHOOKS_KEY,
+    WEBHOOKS_ENABLED: 'false',
     ...env,
-  })
+  }
+  const config = loadConfig(Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== '')))
   const db = await createTestDatabase({ poolSize: config.DATABASE_POOL_SIZE })
   // Closed even when the app fails to build (a test expecting a refused start would otherwise hang on it).
   t.teardown(() => db.close())
-  const app = await buildApp(config, { database: db.database, logStream })
+  const app = await buildApp(config, { database: db.database, logStream, ...options })
   t.teardown(() => app.close())
   // Root onSend hooks run in order: this one sees the headers every other hook has set.
   app.addHook('onSend', async (request, reply, payload) => {

@@ -6,9 +6,9 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { type ApiError, errors } from '../errors/catalogue.js'
 import type { Role } from '../generated/prisma/enums.js'
-import { isScope, type Scope } from './api-key.js'
+import { isScope, SCOPES, type Scope } from './api-key.js'
 
-export const ACCESSES = ['read', 'write'] as const
+export const ACCESSES = ['read', 'write', 'manage'] as const
 export type Access = (typeof ACCESSES)[number]
 
 declare module 'fastify' {
@@ -20,9 +20,9 @@ declare module 'fastify' {
   }
 }
 
-/** admin and editor may read and write; viewer may only read. */
+/** admin may also manage the integration (webhooks); editor may read and write; viewer may only read. */
 export const ROLE_ACCESS: Record<Role, readonly Access[]> = {
-  admin: ['read', 'write'],
+  admin: ['read', 'write', 'manage'],
   editor: ['read', 'write'],
   viewer: ['read'],
 }
@@ -35,8 +35,8 @@ export default fp(
       const { scope, access } = route.config ?? {}
       if (typeof scope !== 'string' || !isScope(scope) || !isAccess(access)) {
         throw new Error(
-          `Route ${route.method} ${route.url} must declare config.scope (one of contacts:read, contacts:write) ` +
-            `and config.access (read or write); it has scope ${String(scope)} and access ${String(access)}.`,
+          `Route ${route.method} ${route.url} must declare config.scope (one of ${SCOPES.join(', ')}) ` +
+            `and config.access (${ACCESSES.join(', ')}); it has scope ${String(scope)} and access ${String(access)}.`,
         )
       }
       route.schema = { ...route.schema, security: [{ apiKey: [scope] }] }

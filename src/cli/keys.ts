@@ -10,7 +10,7 @@ import {
   type RevokedApiKey,
   revokeApiKey,
 } from '../admin/api-keys.js'
-import { ROLES } from '../auth/api-key.js'
+import { ROLES, SCOPES } from '../auth/api-key.js'
 import { runOnDatabase } from './run-command.js'
 import { actionCommand, type CliIo, type JsonOption, keyLabel, type Outcome, scopeList, table, uuid } from './shared.js'
 
@@ -21,7 +21,11 @@ export function addKeyCommands(program: Command, io: CliIo): void {
   actionCommand(key, 'create', 'Create an API key (the key is shown only this once)')
     .requiredOption('--tenant <tenantId>', 'tenant id', uuid('Tenant id'))
     .addOption(new Option('--role <role>', 'role of the key').choices(ROLES).makeOptionMandatory())
-    .requiredOption('--scopes <list>', 'comma-separated scopes, e.g. contacts:read,contacts:write', scopeList)
+    .requiredOption(
+      '--scopes <list>',
+      `comma-separated scopes of ${SCOPES.join(', ')} (webhooks:manage works for the admin role only)`,
+      scopeList,
+    )
     .option('--label <text>', `label for operators, up to ${KEY_LABEL_MAX_LENGTH} characters`, keyLabel)
     .action(({ tenant, role, scopes, label, json }: KeyCreateOptions) =>
       runOnDatabase(io, { json }, async ({ prisma }) =>

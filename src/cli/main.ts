@@ -1,5 +1,5 @@
-// The operators' command line (`rubrica`): migrations, tenants, API keys, tags, archiving and fake data.
-// It opens the database from the same configuration as the server. With --json every command prints exactly
+// The operators' command line (`rubrica`): migrations, tenants, API keys, tags, archiving, webhooks and fake
+// data. It opens the database from the same configuration as the server. With --json every command prints exactly
 // one JSON object on stdout; errors go to stderr with exit code 1. runCli returns the exit code instead of
 // exiting, so tests run it in-process. Each group of commands is a module of its own; this one wires them.
 import { Command, CommanderError } from 'commander'
@@ -11,6 +11,7 @@ import { addSeedCommand } from './seed.js'
 import { type CliIo, messageOf } from './shared.js'
 import { addTagCommands } from './tags.js'
 import { addTenantCommands } from './tenants.js'
+import { addWebhookCommands } from './webhooks.js'
 
 export type { CliIo } from './shared.js'
 
@@ -59,6 +60,7 @@ function buildProgram(io: CliIo): Command {
   addKeyCommands(program, io)
   addTagCommands(program, io)
   addContactCommands(program, io)
+  addWebhookCommands(program, io)
   addSeedCommand(program, io)
   return program
 }

@@ -16,6 +16,12 @@ export type Stage = components['schemas']['Stage']
 export type Event = components['schemas']['Event']
 export type EventPage = components['schemas']['EventPage']
 export type EventType = components['schemas']['EventType']
+export type Webhook = components['schemas']['Webhook']
+export type WebhookCreate = components['schemas']['WebhookCreate']
+export type WebhookCreated = components['schemas']['WebhookCreated']
+export type WebhookList = components['schemas']['WebhookList']
+export type Delivery = components['schemas']['Delivery']
+export type DeliveryList = components['schemas']['DeliveryList']
 export type RubricaClient = Client<paths>
 
 export interface RubricaClientOptions {

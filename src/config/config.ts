@@ -47,6 +47,19 @@ export const ConfigSchema = Type.Object({
   SHUTDOWN_GRACE_MS: Type.Integer({ default: 10_000, minimum: 0 }),
   /** Events are kept this many days after they occurred, then purged (a position before them is 410). */
   EVENTS_RETENTION_DAYS: Type.Integer({ default: 30, minimum: 1, maximum: 3650 }),
+  /** This instance delivers webhooks (every instance takes part unless this is false). */
+  WEBHOOKS_ENABLED: Type.Boolean({ default: true }),
+  /** A delivery attempt that has no answer within this time fails (and is retried). */
+  WEBHOOKS_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, maximum: 120_000 }),
+  /** Seconds to wait before each retry of a failed delivery; after the last, it is given up. */
+  WEBHOOKS_RETRY_SCHEDULE: Type.String({
+    default: '5,300,1800,7200,18000,36000,36000',
+    pattern: '^[0-9]{1,6}(,[0-9]{1,6}){0,19}$',
+  }),
+  /** Development and tests only: webhooks may use http:// and any address, loopback and private ones included. */
+  WEBHOOKS_ALLOW_INSECURE: Type.Boolean({ default: false }),
+  /** 32 random bytes in base64 (openssl rand -base64 32): seals webhook secrets. A secret: never logged. */
+  WEBHOOKS_SECRET_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' })),
   /** Fail a database connection attempt after this time, so that requests get a 503 instead of hanging. */
   DATABASE_CONNECT_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100 }),
 })
@@ -75,6 +88,8 @@ const ALLOWED_TEXT: Record<string, string> = {
   REDIS_URL: 'a redis:// or rediss:// URL (unset: rate limits per instance)',
   PUBLIC_URL: 'an http:// or https:// URL without query or fragment, e.g. https://api.example.it',
   TRUST_PROXY: 'true, false, a number of proxies, or a comma-separated list of addresses and CIDR ranges',
+  WEBHOOKS_RETRY_SCHEDULE: 'whole numbers of seconds separated by commas, e.g. 5,300,1800 (at most 20)',
+  WEBHOOKS_SECRET_KEY: '32 bytes in base64, as `openssl rand -base64 32` prints them',
 }
 
 /**
@@ -85,9 +100,13 @@ export function withoutPassword(value: string): string {
   return value.replace(/:[^:@/\s]*@/g, ':***@')
 }
 
+/** Variables whose value is a secret: an error names them, never echoes them. */
+const SECRETS = new Set(['WEBHOOKS_SECRET_KEY'])
+
 const invalid = (name: string, value: string | undefined) =>
   new ConfigError(
-    `${name}: ${JSON.stringify(withoutPassword(value ?? ''))} is not valid; expected ${allowedValues(name)}.`,
+    `${name}: ${SECRETS.has(name) ? 'the value given' : JSON.stringify(withoutPassword(value ?? ''))} is not valid; ` +
+      `expected ${allowedValues(name)}.`,
   )
 
 /** An IPv4 or IPv6 address, optionally with a CIDR prefix length that fits it. */

@@ -21,6 +21,8 @@ export type Query = <Row>(name: string, sql: string, params: unknown[]) => Promi
 
 export interface Database {
   kind: DatabaseKind
+  /** The folder of an embedded database opened from DATA_DIR; null otherwise (PostgreSQL, or in memory). */
+  dataDir: string | null
   prisma: PrismaClient
   /** Connections of the PostgreSQL pool (for metrics); null on the embedded database. */
   poolStats(): { total: number; idle: number; waiting: number } | null
@@ -73,7 +75,7 @@ export function databaseOptionsFrom(
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if ('url' in options) return openPostgres(options.url, options.poolSize, options.connectTimeoutMs ?? 5000)
-  if ('pglite' in options) return wrapPglite(options.pglite, async () => {})
+  if ('pglite' in options) return wrapPglite(options.pglite, null, async () => {})
   return openPgliteDirectory(options.dataDir, options.onPrivate ?? (() => {}))
 }
 
@@ -104,6 +106,7 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator }) })
   return {
     kind: 'postgres',
+    dataDir: null,
     prisma,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async query<Row>(name: string, sql: string, params: unknown[]) {
@@ -170,17 +173,18 @@ async function openPgliteDirectory(dataDir: string, onPrivate: (changed: number)
     if (changed > 0) onPrivate(changed)
     const client = await PGlite.create({ dataDir: join(dir, 'pgdata') })
     await makePrivate(dir)
-    return wrapPglite(client, release)
+    return wrapPglite(client, dir, release)
   } catch (error) {
     await release()
     throw error
   }
 }
 
-function wrapPglite(client: PGlite, release: () => Promise<void>): Database {
+function wrapPglite(client: PGlite, dataDir: string | null, release: () => Promise<void>): Database {
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) })
   return {
     kind: 'pglite',
+    dataDir,
     prisma,
     poolStats: () => null,
     async query<Row>(_name: string, sql: string, params: unknown[]) {

@@ -112,6 +112,12 @@ export const CATALOGUE = {
     specified: true,
     example: (): ApiError => errors.conflict({ id: '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10', status: 'active' }),
   },
+  limit_reached: {
+    status: 409,
+    when: 'a webhook more than the 20 a tenant may have',
+    specified: false,
+    example: (): ApiError => errors.tooManyWebhooks(20),
+  },
   idempotency_key_in_use: {
     status: 409,
     when: 'the first request with that `Idempotency-Key` is still running',
@@ -316,6 +322,14 @@ export const errors = {
       )}.`,
     ),
   internal: () => new ApiError('internal', 'Errore interno del server. Riprova più tardi.'),
+  invalidWebhookUrl: (reason: string) => new ApiError('invalid_body', `Il campo "url" non è valido: ${reason}.`),
+  tooManyWebhooks: (max: number) =>
+    new ApiError('limit_reached', `L'organizzazione ha già ${max} webhook, il massimo: eliminane uno prima.`),
+  webhooksUnavailable: () =>
+    new ApiError(
+      'service_unavailable',
+      'I webhook non sono disponibili su questo servizio: manca la chiave che ne protegge i segreti.',
+    ),
   serviceUnavailable: () =>
     new ApiError('service_unavailable', 'Servizio temporaneamente non disponibile. Riprova tra poco.'),
 }

@@ -7,6 +7,19 @@ import { statementName } from '../db/statement-name.js'
 
 const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 
+/**
+ * Events (`events e`) as the feed and webhooks show them, select list and FROM: position, id, type, time, and the
+ * contact made a `contacts` record again and read with GET's select list, as JSON.
+ */
+const EVENT_ROWS = `e.seq::text AS position, e.id, e.type::text AS type,
+        to_char(e.occurred_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "occurredAt",
+        (SELECT row_to_json(x) FROM (SELECT ${selectContact('c', "COALESCE(e.tags, '{}')")}) x) AS data
+      FROM events e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c`
+
+/** Events of a tenant by their numbers (`$2`, an array), for the deliveries of a batch. */
+export const EVENTS_BY_POSITION_SQL = `SELECT ${EVENT_ROWS}
+  WHERE e.tenant_id = $1 AND e.seq = ANY($2::bigint[])`
+
 /** One statement per shape (with or without a type filter, a page size), named from its text. */
 const shapes = new Map<string, { name: string; sql: string }>()
 
@@ -23,10 +36,7 @@ export function pageStatement(rows: number, filtered: boolean): { name: string; 
     FROM (SELECT COALESCE(max(last_seq), 0) AS last_seq, COALESCE(max(purged_through), 0) AS purged_through
       FROM event_counters WHERE tenant_id = $1) k
     LEFT JOIN LATERAL (
-      SELECT e.seq, e.seq::text AS position, e.id, e.type::text AS type,
-        to_char(e.occurred_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "occurredAt",
-        (SELECT row_to_json(x) FROM (SELECT ${selectContact('c', "COALESCE(e.tags, '{}')")}) x) AS data
-      FROM events e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c
+      SELECT e.seq, ${EVENT_ROWS}
       WHERE e.tenant_id = $1 AND e.seq > $2::bigint${filtered ? ' AND e.type = $3::event_type' : ''}
       ORDER BY e.seq LIMIT ${rows}) p ON true
     ORDER BY p.seq NULLS FIRST`

@@ -3,5 +3,6 @@
 import { contactSchemas } from '../contacts/model.js'
 import { errorSchemas } from '../errors/schemas.js'
 import { eventSchemas } from '../events/model.js'
+import { webhookSchemas } from '../webhooks/model.js'
 
-export const sharedSchemas = [...contactSchemas, ...eventSchemas, ...errorSchemas]
+export const sharedSchemas = [...contactSchemas, ...eventSchemas, ...webhookSchemas, ...errorSchemas]

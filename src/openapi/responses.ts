@@ -73,6 +73,11 @@ export function notModified(etag: ReturnType<typeof etagHeader>) {
   }
 }
 
+/** A success without a body (204). */
+export function noContent(description: string) {
+  return { description, type: 'null', headers: { ...always, ...rateLimit } }
+}
+
 interface StatusSpec {
   description: string
   /** Whether every answer with this status was counted by the rate limiter (and so has its headers). */

@@ -68,6 +68,11 @@ t.test('every operation of the document requires the scope its route declares', 
     'post /api/v1/contacts': 'contacts:write',
     'patch /api/v1/contacts/{id}': 'contacts:write',
     'get /api/v1/events': 'contacts:read',
+    'post /api/v1/webhooks': 'webhooks:manage',
+    'get /api/v1/webhooks': 'webhooks:manage',
+    'get /api/v1/webhooks/{id}': 'webhooks:manage',
+    'delete /api/v1/webhooks/{id}': 'webhooks:manage',
+    'get /api/v1/webhooks/{id}/deliveries': 'webhooks:manage',
   }
   const found: Record<string, unknown> = {}
   for (const [path, operations] of Object.entries(document.paths)) {

@@ -229,6 +229,59 @@ t.test('key create, list and revoke', async (t) => {
   t.equal(other.revokedAt, null, 'the other key is untouched')
 })
 
+t.test('key create takes webhooks:manage; webhook list and remove, within one tenant', async (t) => {
+  const tenant = await prisma.tenant.create({ data: { name: 'Ganci' } })
+  const other = await prisma.tenant.create({ data: { name: 'Altri ganci' } })
+  const issued = await cliJson<{ scopes: string[] }>(t, [
+    'key',
+    'create',
+    '--tenant',
+    tenant.id,
+    '--role',
+    'admin',
+    '--scopes',
+    'webhooks:manage',
+  ])
+  t.same(issued.scopes, ['webhooks:manage'])
+  const hook = (tenantId: string, url: string) =>
+    prisma.webhook.create({
+      data: { tenantId, id: crypto.randomUUID(), url, events: ['contact_created'], secret: Buffer.alloc(60, 1) },
+    })
+  const mine = await hook(tenant.id, 'https://crm.example.it/a')
+  const theirs = await hook(other.id, 'https://crm.example.it/b')
+  await prisma.delivery.createMany({
+    data: [1n, 2n, 3n].map((eventSeq) => ({
+      tenantId: tenant.id,
+      webhookId: mine.id,
+      eventSeq,
+      eventId: crypto.randomUUID(),
+      state: eventSeq === 3n ? ('failed' as const) : ('pending' as const),
+    })),
+  })
+
+  const { webhooks } = await cliJson<{ webhooks: Record<string, unknown>[] }>(t, [
+    'webhook',
+    'list',
+    '--tenant',
+    tenant.id,
+  ])
+  t.match(webhooks, [{ id: mine.id, url: mine.url, events: ['contact.created'], pending: 2, failed: 1 }])
+  t.equal(webhooks.length, 1, "the other tenant's webhook is not listed")
+  t.notOk('secret' in (webhooks[0] ?? {}), 'never the sealed secret')
+  const text = await cli(['webhook', 'list', '--tenant', tenant.id])
+  t.match(text.stdout, /ID\s+CREATED\s+EVENTS\s+PENDING\s+FAILED\s+URL/)
+
+  const foreign = await cli(['webhook', 'remove', '--tenant', tenant.id, theirs.id])
+  t.equal(foreign.code, 1, "another tenant's webhook cannot be removed through this one")
+  t.match(foreign.stderr, `has no webhook ${theirs.id}`)
+  t.ok(await prisma.webhook.findUnique({ where: { tenantId_id: { tenantId: other.id, id: theirs.id } } }))
+
+  t.same(await cliJson(t, ['webhook', 'remove', '--tenant', tenant.id, mine.id]), { id: mine.id })
+  t.equal(await prisma.delivery.count({ where: { webhookId: mine.id } }), 0, 'its deliveries went with it')
+  t.equal((await cli(['webhook', 'remove', '--tenant', tenant.id, mine.id])).code, 1, 'removing twice is an error')
+  t.match((await cli(['webhook', 'list', '--tenant', tenant.id])).stdout, 'No webhooks.')
+})
+
 t.test('revocations and tenant status changes are announced on the database, with no Redis setting', async (t) => {
   let announcements = 0
   // The subscription's own start counts once: what follows it is what the CLI announced.

@@ -10,6 +10,19 @@ function misuses() {
   client.PATCH('/api/v1/contacts/{id}', { params: { path: { id: 'x' } }, body: { stage: 'vip' } })
   // @ts-expect-error email is required to create a contact
   client.POST('/api/v1/contacts', { body: { firstName: 'Anna' } })
+  // @ts-expect-error a webhook's events are contact.created and contact.updated
+  client.POST('/api/v1/webhooks', { body: { url: 'https://crm.example.it/h', events: ['contact.deleted'] } })
+  // @ts-expect-error a webhook needs its url
+  client.POST('/api/v1/webhooks', { body: { events: ['contact.created'] } })
+}
+
+/** A webhook's secret is typed on the answer that creates it, and on no other. */
+async function secretOnlyOnCreate(): Promise<string> {
+  const created = await client.POST('/api/v1/webhooks', { body: { url: 'https://crm.example.it/h' } })
+  const listed = await client.GET('/api/v1/webhooks')
+  // @ts-expect-error a listed webhook has no secret
+  listed.data?.data[0]?.secret
+  return created.data?.secret ?? ''
 }
 
 t.test('the client exposes the four operations', async (t) => {
@@ -17,4 +30,5 @@ t.test('the client exposes the four operations', async (t) => {
   t.type(client.POST, 'function')
   t.type(client.PATCH, 'function')
   t.type(misuses, 'function')
+  t.type(secretOnlyOnCreate, 'function')
 })

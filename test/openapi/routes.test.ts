@@ -36,6 +36,8 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     'ContactCreate',
     'ContactList',
     'ContactUpdate',
+    'Delivery',
+    'DeliveryList',
     'EmailStatus',
     'ErrorCode',
     'ErrorDetail',
@@ -45,6 +47,10 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     'EventType',
     'ExistingContact',
     'Stage',
+    'Webhook',
+    'WebhookCreate',
+    'WebhookCreated',
+    'WebhookList',
   ])
   t.equal(served.components.securitySchemes.apiKey.scheme, 'bearer')
 
@@ -52,7 +58,18 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
   for (const methods of Object.values(served.paths as Record<string, Record<string, Operation>>)) {
     for (const operation of Object.values(methods)) operations[operation.operationId] = operation
   }
-  t.same(Object.keys(operations).sort(), ['createContact', 'getContact', 'listContacts', 'listEvents', 'updateContact'])
+  t.same(Object.keys(operations).sort(), [
+    'createContact',
+    'createWebhook',
+    'deleteWebhook',
+    'getContact',
+    'getWebhook',
+    'listContacts',
+    'listEvents',
+    'listWebhookDeliveries',
+    'listWebhooks',
+    'updateContact',
+  ])
   const everywhere = ['400', '401', '403', '405', '408', '417', '429', '431', '500', '503']
   const expected: Record<string, [string, string[]]> = {
     listContacts: ['contacts:read', ['200', ...everywhere]],
@@ -60,6 +77,11 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     createContact: ['contacts:write', ['201', '409', '413', '415', '422', ...everywhere]],
     updateContact: ['contacts:write', ['200', '404', '412', '413', '415', ...everywhere]],
     listEvents: ['contacts:read', ['200', '410', ...everywhere]],
+    createWebhook: ['webhooks:manage', ['201', '409', '413', '415', ...everywhere]],
+    listWebhooks: ['webhooks:manage', ['200', ...everywhere]],
+    getWebhook: ['webhooks:manage', ['200', '404', ...everywhere]],
+    deleteWebhook: ['webhooks:manage', ['204', '404', ...everywhere]],
+    listWebhookDeliveries: ['webhooks:manage', ['200', '404', ...everywhere]],
   }
   for (const [id, [scope, statuses]] of Object.entries(expected)) {
     const operation = operations[id] as Operation

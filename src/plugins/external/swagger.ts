@@ -86,6 +86,7 @@ export function swaggerOptions(config: Config): FastifyDynamicSwaggerOptions {
       tags: [
         { name: 'contacts', description: 'Contatti dell’organizzazione della chiave' },
         { name: 'events', description: 'I cambiamenti dei contatti, da seguire per restare sincronizzati' },
+        { name: 'webhooks', description: 'Gli stessi eventi, consegnati a un indirizzo dell’integrazione' },
       ],
       components: {
         securitySchemes: {

@@ -1,0 +1,82 @@
+// The route schemas of the webhooks operations: what each validates and how the OpenAPI document describes it.
+import { Type } from '@sinclair/typebox'
+import { NoQuerySchema } from '../contacts/model.js'
+import { BODY_CODES, COMMON_CODES, errorResponses, locationHeader, noContent, success } from '../openapi/responses.js'
+import {
+  DeliveryListSchema,
+  WebhookCreatedSchema,
+  WebhookCreateSchema,
+  WebhookListSchema,
+  WebhookParamsSchema,
+  WebhookSchema,
+} from './model.js'
+
+const tags = ['webhooks']
+
+export const createWebhook = {
+  operationId: 'createWebhook',
+  summary: 'Registra un webhook',
+  description:
+    'Gli eventi dei contatti (come in `GET /events`) saranno consegnati a `url` con un POST firmato secondo Standard ' +
+    'Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), almeno una volta, ritentando se la ' +
+    'risposta non è un 2xx entro il tempo limite. Solo `https://` verso indirizzi pubblici. Il segreto per ' +
+    'verificare le firme è nella risposta e non si può rileggere. Serve lo scope webhooks:manage e il ruolo admin.',
+  tags,
+  querystring: NoQuerySchema,
+  body: Type.Ref(WebhookCreateSchema),
+  response: {
+    201: success('Il webhook, con il suo segreto', Type.Ref(WebhookCreatedSchema), {
+      ...locationHeader('Percorso del nuovo webhook', '/api/v1/webhooks/5a0c1f62-9d7e-4b1a-8c3e-2f6d4e8b9a17'),
+    }),
+    ...errorResponses([...COMMON_CODES, ...BODY_CODES, 'limit_reached']),
+  },
+}
+
+export const listWebhooks = {
+  operationId: 'listWebhooks',
+  summary: 'Elenca i webhook',
+  tags,
+  querystring: NoQuerySchema,
+  response: {
+    200: success('I webhook dell’organizzazione', Type.Ref(WebhookListSchema)),
+    ...errorResponses(COMMON_CODES),
+  },
+}
+
+export const getWebhook = {
+  operationId: 'getWebhook',
+  summary: 'Legge un webhook',
+  tags,
+  params: WebhookParamsSchema,
+  querystring: NoQuerySchema,
+  response: {
+    200: success('Il webhook', Type.Ref(WebhookSchema)),
+    ...errorResponses([...COMMON_CODES, 'not_found']),
+  },
+}
+
+export const deleteWebhook = {
+  operationId: 'deleteWebhook',
+  summary: 'Elimina un webhook',
+  description: 'Le consegne in attesa si fermano subito; il registro delle consegne è eliminato con il webhook.',
+  tags,
+  params: WebhookParamsSchema,
+  querystring: NoQuerySchema,
+  response: {
+    204: noContent('Eliminato, con le sue consegne'),
+    ...errorResponses([...COMMON_CODES, 'not_found']),
+  },
+}
+
+export const listDeliveries = {
+  operationId: 'listWebhookDeliveries',
+  summary: 'Le ultime consegne di un webhook',
+  description: 'Gli ultimi 100 tentativi, dal più recente: stato HTTP, errore, durata.',
+  tags,
+  params: WebhookParamsSchema,
+  querystring: NoQuerySchema,
+  response: {
+    200: success('I tentativi di consegna', Type.Ref(DeliveryListSchema)),
+    ...errorResponses([...COMMON_CODES, 'not_found']),
+  },
+}

@@ -1,0 +1,63 @@
+// Webhooks on the app: the signing secrets' key, the repository the routes use, and the deliverer of this instance
+// (unless WEBHOOKS_ENABLED=false). Without a key (WEBHOOKS_SECRET_KEY on PostgreSQL) webhooks cannot be created,
+// and the start says so once.
+import type { LookupFunction } from 'node:net'
+import fp from 'fastify-plugin'
+import { Deliverer } from './deliverer.js'
+import { WebhookRepository } from './repository.js'
+import { SecretBox, secretKey } from './secrets.js'
+import { httpTransport } from './transport.js'
+import { type Resolve, systemResolve } from './urls.js'
+
+export interface WebhookPluginOptions {
+  /** How registration resolves a URL's host (tests stub it). */
+  resolve?: Resolve
+  /** How deliveries resolve it when they connect (tests stub it). */
+  lookup?: LookupFunction
+}
+
+const PURGE_EVERY_MS = 10 * 60_000
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    webhooks: WebhookRepository
+    /** How a webhook URL's host is resolved when it is registered. */
+    resolveWebhookHost: Resolve
+  }
+}
+
+export default fp<WebhookPluginOptions>(
+  async function webhooks(fastify, options) {
+    const config = fastify.config
+    const key = await secretKey(config.WEBHOOKS_SECRET_KEY, fastify.db.dataDir)
+    if (key === null) {
+      fastify.log.warn('WEBHOOKS_SECRET_KEY is not set: webhooks cannot be created on this database')
+    }
+    const box = key === null ? null : new SecretBox(key)
+    const repository = new WebhookRepository(fastify.db, box)
+    fastify.decorate('webhooks', repository)
+    // Finished deliveries are kept as long as events, then purged with them (every instance; a race is harmless).
+    const purge = () =>
+      repository
+        .purge(config.EVENTS_RETENTION_DAYS)
+        .catch((error: unknown) => fastify.log.warn({ err: error }, 'could not purge old deliveries'))
+    const timer = setInterval(purge, PURGE_EVERY_MS).unref()
+    fastify.addHook('onClose', async () => clearInterval(timer))
+    fastify.decorate('resolveWebhookHost', options.resolve ?? systemResolve)
+    const transport = httpTransport({ allowInsecure: config.WEBHOOKS_ALLOW_INSECURE, lookup: options.lookup })
+    if (config.WEBHOOKS_ENABLED) {
+      const deliverer = new Deliverer({
+        db: fastify.db,
+        box,
+        send: transport.send,
+        log: fastify.log,
+        timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
+        retrySchedule: config.WEBHOOKS_RETRY_SCHEDULE.split(',').map(Number),
+      })
+      fastify.addHook('onReady', async () => deliverer.start())
+      fastify.addHook('preClose', async () => deliverer.stop())
+    }
+    fastify.addHook('onClose', async () => transport.close())
+  },
+  { name: 'webhooks', dependencies: ['database'] },
+)

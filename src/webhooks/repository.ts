@@ -1,0 +1,64 @@
+// Webhooks of a tenant: registered, listed, read, deleted, and their deliveries log; every statement filters by
+// the tenant. A webhook's secret is made here and returned once, sealed before it is stored.
+import type { Database } from '../db/database.js'
+import { EVENT_TYPES } from '../events/model.js'
+import type { Delivery, Webhook, WebhookCreate, WebhookCreated } from './model.js'
+import { WEBHOOK_LIMITS } from './model.js'
+import { newSecret, type SecretBox } from './secrets.js'
+import { CREATE_SQL, DELETE_SQL, DELIVERIES_SQL, GET_SQL, LIST_SQL, PURGE_SQL } from './sql.js'
+
+const PURGE_BATCH = 10_000
+
+export type CreateWebhookResult = { kind: 'created'; webhook: WebhookCreated } | { kind: 'too_many' }
+
+export class WebhookRepository {
+  constructor(
+    private readonly db: Database,
+    /** Null when no key is configured: webhooks cannot be created. */
+    readonly box: SecretBox | null,
+  ) {}
+
+  async create(tenantId: string, input: WebhookCreate): Promise<CreateWebhookResult> {
+    if (this.box === null) throw new Error('no WEBHOOKS_SECRET_KEY: the routes refuse before this')
+    const secret = newSecret()
+    const events = input.events ?? [...EVENT_TYPES]
+    const [row] = await this.db.query<Webhook>('webhooks_create', CREATE_SQL, [
+      tenantId,
+      input.url,
+      events,
+      input.description ?? null,
+      this.box.seal(secret),
+      WEBHOOK_LIMITS.perTenant,
+    ])
+    return row ? { kind: 'created', webhook: { ...row, secret } } : { kind: 'too_many' }
+  }
+
+  list(tenantId: string): Promise<Webhook[]> {
+    return this.db.query<Webhook>('webhooks_list', LIST_SQL, [tenantId])
+  }
+
+  async get(tenantId: string, id: string): Promise<Webhook | null> {
+    const [row] = await this.db.query<Webhook>('webhooks_get', GET_SQL, [tenantId, id])
+    return row ?? null
+  }
+
+  /** Deletes it with its pending deliveries (they stop at once) and its log; false when there was none. */
+  async remove(tenantId: string, id: string): Promise<boolean> {
+    return (await this.db.query('webhooks_delete', DELETE_SQL, [tenantId, id])).length > 0
+  }
+
+  async deliveries(tenantId: string, id: string): Promise<Delivery[] | null> {
+    if ((await this.get(tenantId, id)) === null) return null
+    return this.db.query<Delivery>('webhooks_deliveries', DELIVERIES_SQL, [tenantId, id])
+  }
+
+  /** Deletes finished deliveries (and their attempts) older than `days`, batch by batch; returns how many went. */
+  async purge(days: number): Promise<number> {
+    let total = 0
+    for (;;) {
+      const [row] = await this.db.query<{ deleted: number }>('deliveries_purge', PURGE_SQL, [days, PURGE_BATCH])
+      total += row?.deleted ?? 0
+      if ((row?.deleted ?? 0) < PURGE_BATCH) return total
+    }
+  }
+}

@@ -1,0 +1,52 @@
+// Webhooks endpoints, for the tenant's own integrators: scope webhooks:manage, admin role only (the access
+// `manage`). Thin: schemas validate, authorization reads each route's config, the repository filters by tenant.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { errors } from '../errors/catalogue.js'
+import { WEBHOOK_LIMITS } from './model.js'
+import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks } from './operations.js'
+import { refusedUrl } from './urls.js'
+
+function tenantOf(request: FastifyRequest): string {
+  // The authorization hook has refused every request without a resolved key before any handler runs.
+  if (request.auth === null) throw errors.missingAuthorization()
+  return request.auth.tenantId
+}
+
+const manage = { scope: 'webhooks:manage', access: 'manage' } as const
+
+const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
+  const insecure = fastify.config.WEBHOOKS_ALLOW_INSECURE
+
+  fastify.post('/', { config: manage, schema: createWebhook }, async (request, reply) => {
+    if (fastify.webhooks.box === null) throw errors.webhooksUnavailable()
+    const refused = await refusedUrl(request.body.url, insecure, fastify.resolveWebhookHost)
+    if (refused !== null) throw errors.invalidWebhookUrl(refused)
+    const result = await fastify.webhooks.create(tenantOf(request), request.body)
+    if (result.kind === 'too_many') throw errors.tooManyWebhooks(WEBHOOK_LIMITS.perTenant)
+    return reply.code(201).header('location', `/api/v1/webhooks/${result.webhook.id}`).send(result.webhook)
+  })
+
+  fastify.get('/', { config: manage, schema: listWebhooks }, async (request) => ({
+    data: await fastify.webhooks.list(tenantOf(request)),
+  }))
+
+  fastify.get('/:id', { config: manage, schema: getWebhook }, async (request) => {
+    const found = await fastify.webhooks.get(tenantOf(request), request.params.id)
+    if (found === null) throw errors.notFound()
+    return found
+  })
+
+  fastify.delete('/:id', { config: manage, schema: deleteWebhook }, async (request, reply) => {
+    if (!(await fastify.webhooks.remove(tenantOf(request), request.params.id))) throw errors.notFound()
+    return reply.code(204).send()
+  })
+
+  fastify.get('/:id/deliveries', { config: manage, schema: listDeliveries }, async (request) => {
+    const found = await fastify.webhooks.deliveries(tenantOf(request), request.params.id)
+    if (found === null) throw errors.notFound()
+    return { data: found }
+  })
+}
+
+export default webhooks

@@ -1,0 +1,85 @@
+// Sending one delivery: a POST over keep-alive connections, through request-filtering-agent, which checks the
+// address a name resolves to when it connects and refuses any that is not public (loopback, private, link-local…).
+// WEBHOOKS_ALLOW_INSECURE uses Node's plain agents instead. The DNS lookup can be replaced (tests answer it with a
+// stub and record what would be connected).
+
+import http from 'node:http'
+import https from 'node:https'
+import type { LookupFunction } from 'node:net'
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent'
+
+export interface Sent {
+  /** The endpoint's HTTP status; null when it gave none. */
+  status: number | null
+  /** Why the attempt failed, briefly; null on a 2xx. */
+  error: string | null
+}
+
+export type Send = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  /** Aborts the request (the server is stopping). */
+  signal?: AbortSignal,
+) => Promise<Sent>
+
+export interface TransportOptions {
+  allowInsecure: boolean
+  lookup?: LookupFunction
+}
+
+/** A short reason for a failed request, never more than a line. */
+function reasonOf(error: NodeJS.ErrnoException, timeoutMs: number): string {
+  if (error.name === 'AbortError' || error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`
+  if (/is not allowed/.test(error.message)) return 'address not allowed (not public)'
+  const known: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host not found (DNS temporarily failed)',
+    EHOSTUNREACH: 'host unreachable',
+    ETIMEDOUT: 'connection timed out',
+  }
+  return known[error.code ?? ''] ?? (error.code ? `connection failed (${error.code})` : error.message.slice(0, 120))
+}
+
+export function httpTransport(options: TransportOptions): { send: Send; close(): void } {
+  const agentOptions = { keepAlive: true, maxSockets: 16 }
+  const agents = options.allowInsecure
+    ? { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
+    : { http: new RequestFilteringHttpAgent(agentOptions), https: new RequestFilteringHttpsAgent(agentOptions) }
+  const send: Send = (url, body, headers, timeoutMs, signal) =>
+    new Promise((resolve) => {
+      const target = new URL(url)
+      const secure = target.protocol === 'https:'
+      const request = (secure ? https : http).request(
+        target,
+        {
+          method: 'POST',
+          agent: secure ? agents.https : agents.http,
+          headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+          signal: signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]) : AbortSignal.timeout(timeoutMs),
+          ...(options.lookup && { lookup: options.lookup }),
+        },
+        (response) => {
+          const status = response.statusCode ?? null
+          // The answer's body is not read beyond what keeps the connection reusable.
+          response.resume()
+          response.on('end', () =>
+            resolve({ status, error: status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}` }),
+          )
+          response.on('error', (error) => resolve({ status, error: reasonOf(error, timeoutMs) }))
+        },
+      )
+      request.on('error', (error) => resolve({ status: null, error: reasonOf(error, timeoutMs) }))
+      request.end(body)
+    })
+  return {
+    send,
+    close() {
+      agents.http.destroy()
+      agents.https.destroy()
+    },
+  }
+}

@@ -1,0 +1,194 @@
+// Webhooks managed through the API: admin keys with webhooks:manage only; https URLs of public addresses only,
+// checked with a stubbed resolver (nothing here resolves a real name or connects anywhere); the secret shown once
+// and stored sealed; tenants apart.
+import t from 'tap'
+import { addKey, build, createTenantWithKey, request } from '../helper.ts'
+
+const HOOKS = '/api/v1/webhooks'
+
+/** A resolver that knows a few names, as DNS would answer them; anything else does not resolve. */
+const NAMES: Record<string, string[]> = {
+  'crm.example.it': ['93.184.216.34'],
+  'internal.example.it': ['10.0.0.7'],
+  'mixed.example.it': ['93.184.216.34', '192.168.1.9'],
+  'v6.example.it': ['2606:2800:220:1:248:1893:25c8:1946'],
+  'metadata.example.it': ['169.254.169.254'],
+}
+const resolve = async (host: string) => {
+  const found = NAMES[host]
+  if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+  return found
+}
+
+t.test('admin keys with webhooks:manage register, list, read and delete; the secret is shown once', async (t) => {
+  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { tenantId } = await createTenantWithKey(app)
+  const admin = await addKey(app, tenantId, 'admin', ['contacts:read', 'webhooks:manage'])
+  const created = await request(app, admin, {
+    method: 'POST',
+    url: HOOKS,
+    payload: { url: 'https://crm.example.it/hooks', events: ['contact.created'], description: 'CRM' },
+  })
+  t.equal(created.statusCode, 201, created.body)
+  const hook = created.json()
+  t.match(hook.secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
+  t.same(hook.events, ['contact.created'])
+  t.equal(created.headers.location, `${HOOKS}/${hook.id}`)
+  const { secret, ...shown } = hook
+
+  const listed = await request(app, admin, { method: 'GET', url: HOOKS })
+  t.same(listed.json(), { data: [shown] }, 'listed without its secret')
+  const read = await request(app, admin, { method: 'GET', url: `${HOOKS}/${hook.id}` })
+  t.same(read.json(), shown, 'read without its secret')
+  const [row] = await app.db.query<{ secret: Buffer }>('s', 'SELECT secret FROM webhooks WHERE id = $1', [hook.id])
+  t.notOk(row?.secret.toString('latin1').includes(secret.slice(6, 20)), 'the database holds it sealed, not in clear')
+
+  const defaults = await request(app, admin, { method: 'POST', url: HOOKS, payload: { url: 'https://v6.example.it/' } })
+  t.same(defaults.json().events, ['contact.created', 'contact.updated'], 'every event type unless said')
+  t.equal(defaults.json().description, null)
+
+  t.equal((await request(app, admin, { method: 'DELETE', url: `${HOOKS}/${hook.id}` })).statusCode, 204)
+  t.equal((await request(app, admin, { method: 'GET', url: `${HOOKS}/${hook.id}` })).statusCode, 404)
+  t.equal((await request(app, admin, { method: 'DELETE', url: `${HOOKS}/${hook.id}` })).statusCode, 404)
+  const log = await request(app, admin, { method: 'GET', url: `${HOOKS}/${defaults.json().id}/deliveries` })
+  t.same(log.json(), { data: [] })
+})
+
+t.test('only the admin role, and only with the scope', async (t) => {
+  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { tenantId, key: editorWithout } = await createTenantWithKey(app)
+  const editor = await addKey(app, tenantId, 'editor', ['contacts:read', 'webhooks:manage'])
+  const adminWithout = await addKey(app, tenantId, 'admin', ['contacts:read', 'contacts:write'])
+  const body = { url: 'https://crm.example.it/hooks' }
+  const asEditor = await request(app, editor, { method: 'POST', url: HOOKS, payload: body })
+  t.equal(asEditor.statusCode, 403)
+  t.equal(asEditor.json().error.code, 'insufficient_role')
+  const withoutScope = await request(app, adminWithout, { method: 'GET', url: HOOKS })
+  t.equal(withoutScope.json().error.code, 'insufficient_scope')
+  t.equal((await request(app, editorWithout, { method: 'GET', url: HOOKS })).json().error.code, 'insufficient_scope')
+  t.equal((await app.inject({ method: 'GET', url: HOOKS })).statusCode, 401)
+})
+
+t.test('URLs: https to public addresses only, checked against what the name resolves to', async (t) => {
+  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { tenantId } = await createTenantWithKey(app)
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const refused = [
+    'http://crm.example.it/hooks',
+    'https://127.0.0.1/hooks',
+    'https://10.0.0.1/hooks',
+    'https://169.254.169.254/latest/meta-data',
+    'https://[::1]/hooks',
+    'https://[::ffff:10.0.0.1]/hooks',
+    'https://0.0.0.0/',
+    'https://internal.example.it/hooks',
+    'https://mixed.example.it/hooks',
+    'https://metadata.example.it/',
+    'https://nowhere.example.it/',
+    'https://user:password@crm.example.it/hooks',
+    'ftp://crm.example.it/',
+    'not a url',
+  ]
+  for (const url of refused) {
+    const res = await request(app, admin, { method: 'POST', url: HOOKS, payload: { url } })
+    t.equal(res.statusCode, 400, url)
+    t.equal(res.json().error.code, 'invalid_body')
+    t.match(res.json().error.message, /^Il campo "url" non è valido/)
+  }
+  t.same((await request(app, admin, { method: 'GET', url: HOOKS })).json().data, [], 'nothing was registered')
+  const bad = await request(app, admin, {
+    method: 'POST',
+    url: HOOKS,
+    payload: { url: 'https://crm.example.it', events: [] },
+  })
+  t.equal(bad.json().error.code, 'invalid_body', 'at least one event type')
+  const unknown = await request(app, admin, {
+    method: 'POST',
+    url: HOOKS,
+    payload: { url: 'https://crm.example.it', events: ['contact.deleted'] },
+  })
+  t.equal(unknown.json().error.code, 'invalid_body')
+})
+
+t.test('tenants never see each other’s webhooks; at most 20 each', async (t) => {
+  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const a = await createTenantWithKey(app, { role: 'admin', scopes: ['webhooks:manage'] })
+  const b = await createTenantWithKey(app, { name: 'Altra', role: 'admin', scopes: ['webhooks:manage'] })
+  const mine = (
+    await request(app, a.key, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/' } })
+  ).json().id as string
+  t.same((await request(app, b.key, { method: 'GET', url: HOOKS })).json().data, [])
+  for (const [method, url] of [
+    ['GET', `${HOOKS}/${mine}`],
+    ['DELETE', `${HOOKS}/${mine}`],
+    ['GET', `${HOOKS}/${mine}/deliveries`],
+  ] as const) {
+    t.equal((await request(app, b.key, { method, url })).statusCode, 404, `${method} ${url} of another tenant`)
+  }
+  for (let i = 1; i < 20; i++) {
+    await request(app, a.key, { method: 'POST', url: HOOKS, payload: { url: `https://crm.example.it/${i}` } })
+  }
+  const more = await request(app, a.key, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/x' } })
+  t.equal(more.statusCode, 409)
+  t.equal(more.json().error.code, 'limit_reached')
+  t.equal(
+    (await request(app, b.key, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/' } })).statusCode,
+    201,
+  )
+})
+
+t.test('without a key for the secrets, webhooks cannot be created (and the start said so)', async (t) => {
+  const lines: string[] = []
+  const { app } = await build(
+    t,
+    { WEBHOOKS_SECRET_KEY: '', LOG_LEVEL: 'warn' },
+    { write: (line) => lines.push(line) },
+    { webhooks: { resolve } },
+  )
+  const { key } = await createTenantWithKey(app, { role: 'admin', scopes: ['webhooks:manage'] })
+  const res = await request(app, key, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/' } })
+  t.equal(res.statusCode, 503)
+  t.equal(res.json().error.code, 'service_unavailable')
+  t.ok(lines.some((line) => line.includes('WEBHOOKS_SECRET_KEY is not set')))
+})
+
+t.test('finished deliveries past the retention are purged; pending ones and recent ones stay', async (t) => {
+  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { tenantId } = await createTenantWithKey(app)
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const hook = (
+    await request(app, admin, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/h' } })
+  ).json()
+  const rows: [number, string, number][] = [
+    [1, 'delivered', 40],
+    [2, 'failed', 31],
+    [3, 'pending', 40],
+    [4, 'delivered', 2],
+  ]
+  for (const [seq, state, days] of rows) {
+    await app.db.query(
+      'purge_fixture',
+      `INSERT INTO deliveries (tenant_id, webhook_id, event_seq, event_id, state, created_at)
+        VALUES ($1, $2, $3, gen_random_uuid(), $4::delivery_state, now() - make_interval(days => $5))`,
+      [tenantId, hook.id, seq, state, days],
+    )
+  }
+  await app.db.query(
+    'purge_attempt',
+    `INSERT INTO delivery_attempts (tenant_id, webhook_id, event_seq, attempt, event_id, status, duration_ms)
+      SELECT tenant_id, webhook_id, event_seq, 1, event_id, 200, 5 FROM deliveries WHERE event_seq = 1`,
+    [],
+  )
+  t.equal(await app.webhooks.purge(30), 2, 'the delivered and the failed one past 30 days')
+  const left = await app.db.query<{ seq: string }>(
+    'left',
+    'SELECT event_seq::text AS seq FROM deliveries ORDER BY 1',
+    [],
+  )
+  t.same(
+    left.map((row) => row.seq),
+    ['3', '4'],
+  )
+  const attempts = await request(app, admin, { method: 'GET', url: `${HOOKS}/${hook.id}/deliveries` })
+  t.same(attempts.json().data, [], 'the attempts of a purged delivery went with it')
+})
