@@ -23,19 +23,21 @@ export const DELIVERIES_SQL = `SELECT a.event_id AS "eventId", a.attempt, a.stat
 
 /**
  * Takes due deliveries for this instance: at most `$1` per webhook, of webhooks no instance is delivering to
- * right now, each leased until `$2` seconds from now and its attempt counted. The conditions are checked again
+ * right now (looked at among the 2,000 due the longest, so that a claim costs the same whatever the backlog), each leased until `$2` seconds from now and its attempt counted. The conditions are checked again
  * on each row once it is locked (SKIP LOCKED passes over rows another instance holds), so two instances never
  * take the same attempt.
  */
-export const CLAIM_SQL = `WITH due AS (
-    SELECT d.tenant_id, d.webhook_id, d.event_seq,
-      row_number() OVER (PARTITION BY d.tenant_id, d.webhook_id ORDER BY d.event_seq) AS k
-    FROM deliveries d
+export const CLAIM_SQL = `WITH busy AS (
+    SELECT DISTINCT tenant_id, webhook_id FROM deliveries
+    WHERE state = 'pending' AND leased_until IS NOT NULL AND leased_until >= now()),
+  oldest AS (
+    SELECT d.tenant_id, d.webhook_id, d.event_seq FROM deliveries d
     WHERE d.state = 'pending' AND d.next_attempt_at <= now()
       AND (d.leased_until IS NULL OR d.leased_until < now())
-      AND NOT EXISTS (SELECT 1 FROM deliveries busy WHERE busy.tenant_id = d.tenant_id
-        AND busy.webhook_id = d.webhook_id AND busy.state = 'pending' AND busy.leased_until >= now())
+      AND NOT EXISTS (SELECT 1 FROM busy WHERE busy.tenant_id = d.tenant_id AND busy.webhook_id = d.webhook_id)
     ORDER BY d.next_attempt_at LIMIT 2000),
+  due AS (
+    SELECT o.*, row_number() OVER (PARTITION BY o.tenant_id, o.webhook_id ORDER BY o.event_seq) AS k FROM oldest o),
   taken AS (
     SELECT d.tenant_id, d.webhook_id, d.event_seq FROM deliveries d
     JOIN due ON due.tenant_id = d.tenant_id AND due.webhook_id = d.webhook_id AND due.event_seq = d.event_seq

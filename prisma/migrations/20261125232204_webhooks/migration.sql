@@ -95,3 +95,6 @@ $$;
 
 -- Due deliveries are looked for among the pending ones only.
 CREATE INDEX "deliveries_due_idx" ON "deliveries" ("next_attempt_at") WHERE state = 'pending';
+
+-- The deliveries leased right now (few: a lease ends with its attempt), for the claim to pass over their webhooks.
+CREATE INDEX "deliveries_leased_idx" ON "deliveries" ("tenant_id", "webhook_id") WHERE state = 'pending' AND leased_until IS NOT NULL;
