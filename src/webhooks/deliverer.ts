@@ -10,7 +10,7 @@ import type { Database } from '../db/database.js'
 import type { Event } from '../events/model.js'
 import { EVENTS_BY_POSITION_SQL } from '../events/sql.js'
 import type { SecretBox } from './secrets.js'
-import { CLAIM_SQL, RECORD_SQL, TARGETS_SQL } from './sql.js'
+import { CLAIM_SQL, GIVE_BACK_SQL, RECORD_SQL, TARGETS_SQL } from './sql.js'
 import type { Send, Sent } from './transport.js'
 
 interface Claim {
@@ -32,7 +32,7 @@ type EventRow = Event & { position: string }
 
 export interface DelivererOptions {
   db: Database
-  box: SecretBox | null
+  box: SecretBox
   send: Send
   log: FastifyBaseLogger
   timeoutMs: number
@@ -45,6 +45,8 @@ const PER_WEBHOOK = 32
 const CONCURRENCY = 8
 /** How often to look for due deliveries when there was nothing to do. */
 const POLL_MS = 100
+/** How long an instance whose key does not open a secret stays away from deliveries. */
+const PAUSE_MS = 60_000
 
 const groupBy = <T>(items: readonly T[], key: (item: T) => string) => {
   const groups = new Map<string, T[]>()
@@ -57,6 +59,8 @@ export class Deliverer {
   private stopped = false
   private readonly inFlight = new Set<Promise<void>>()
   private failing = false
+  /** Until when this instance takes no deliveries (its key did not open a secret). */
+  private pausedUntil = 0
   private readonly abort = new AbortController()
   /** Long enough for a whole batch of attempts that all time out, with room to record them. */
   private readonly leaseSeconds: number
@@ -87,6 +91,7 @@ export class Deliverer {
 
   private async tick(): Promise<void> {
     let claims: Claim[] = []
+    if (Date.now() < this.pausedUntil) return this.next(POLL_MS)
     try {
       claims = await this.options.db.query<Claim>('deliveries_claim', CLAIM_SQL, [PER_WEBHOOK, this.leaseSeconds])
       if (this.failing) this.options.log.info('webhook deliveries: the database answers again')
@@ -159,7 +164,8 @@ export class Deliverer {
     if (event === undefined) sent = { status: null, error: 'event no longer kept (EVENTS_RETENTION_DAYS)' }
     else {
       const prepared = this.prepare(target, event, at)
-      sent = prepared.error ? { status: null, error: prepared.error } : await this.post(target.url, prepared)
+      if (prepared === null) return this.giveBack(claim)
+      sent = await this.post(target.url, prepared)
     }
     if (this.stopped) return
     const durationMs = Math.round(performance.now() - started)
@@ -180,19 +186,32 @@ export class Deliverer {
     ])
   }
 
-  /** The signed request of an event: the same body and webhook-id on every attempt, the timestamp of this one. */
-  private prepare(
-    target: Target,
-    event: EventRow,
-    at: Date,
-  ): { body: string; headers: Record<string, string>; error?: string } {
+  /**
+   * This instance cannot open the webhook's secret: its WEBHOOKS_SECRET_KEY is not the one the secret was sealed
+   * with. The delivery goes back uncounted, for an instance with the right key, and this one pauses its deliveries.
+   */
+  private async giveBack(claim: Claim): Promise<void> {
+    this.pausedUntil = Date.now() + PAUSE_MS
+    this.options.log.error(
+      { webhookId: claim.webhookId },
+      "webhook deliveries: WEBHOOKS_SECRET_KEY does not open this webhook's secret; this instance pauses its deliveries",
+    )
+    await this.options.db.query('deliveries_give_back', GIVE_BACK_SQL, [
+      claim.tenantId,
+      claim.webhookId,
+      claim.eventSeq,
+      claim.attempt,
+    ])
+  }
+
+  /** The signed request of an event (the same body and webhook-id on every attempt); null if the secret is sealed with another key. */
+  private prepare(target: Target, event: EventRow, at: Date): { body: string; headers: Record<string, string> } | null {
     const body = JSON.stringify({ id: event.id, type: event.type, occurredAt: event.occurredAt, data: event.data })
     let secret: string
     try {
-      if (this.options.box === null) throw new Error('no key')
       secret = this.options.box.open(target.secret)
     } catch {
-      return { body, headers: {}, error: 'secret unreadable (is WEBHOOKS_SECRET_KEY the one it was made with?)' }
+      return null
     }
     const headers = {
       'content-type': 'application/json',

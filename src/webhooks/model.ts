@@ -27,6 +27,8 @@ export const WebhookCreateSchema = Type.Object(
     url: Type.String({
       minLength: 1,
       maxLength: WEBHOOK_LIMITS.url,
+      // No spaces nor control characters: a URL as sent is what operators see in the CLI's table.
+      pattern: '^[^\\s\\u0000-\\u001F\\u007F-\\u009F]+$',
       description:
         'Indirizzo https pubblico che riceve gli eventi; sono rifiutati indirizzi di loopback, privati o link-local',
     }),
@@ -74,6 +76,9 @@ export const WebhookListSchema = Type.Object(
   { $id: 'WebhookList', additionalProperties: false },
 )
 
+/** What became of an attempt. */
+export const DELIVERY_OUTCOMES = ['delivered', 'retried', 'given_up'] as const
+
 export const DeliverySchema = Type.Object(
   {
     eventId: Type.String({ format: 'uuid', description: 'L’evento consegnato: è anche l’intestazione webhook-id' }),
@@ -82,6 +87,14 @@ export const DeliverySchema = Type.Object(
     error: Nullable(Type.String({ description: 'Perché il tentativo non è riuscito, in breve; null se riuscito' })),
     durationMs: Type.Integer({ minimum: 0 }),
     at: Timestamp({ description: 'Quando è iniziato il tentativo' }),
+    outcome: Type.Union(
+      DELIVERY_OUTCOMES.map((outcome) => Type.Literal(outcome)),
+      {
+        description:
+          'delivered: consegnato; retried: non riuscito, seguito (o da seguire) da un altro tentativo; ' +
+          'given_up: non riuscito ed era l’ultimo tentativo, la consegna è abbandonata',
+      },
+    ),
   },
   {
     $id: 'Delivery',
@@ -94,6 +107,7 @@ export const DeliverySchema = Type.Object(
         error: null,
         durationMs: 84,
         at: '2026-03-02T16:05:12.401Z',
+        outcome: 'delivered',
       },
     ],
   },

@@ -35,6 +35,7 @@ export const createWebhook = {
 export const listWebhooks = {
   operationId: 'listWebhooks',
   summary: 'Elenca i webhook',
+  description: 'I webhook dell’organizzazione, dal più vecchio; mai il loro segreto.',
   tags,
   querystring: NoQuerySchema,
   response: {
@@ -46,6 +47,7 @@ export const listWebhooks = {
 export const getWebhook = {
   operationId: 'getWebhook',
   summary: 'Legge un webhook',
+  description: 'Un webhook dell’organizzazione, senza il suo segreto; 404 se non è suo o non esiste.',
   tags,
   params: WebhookParamsSchema,
   querystring: NoQuerySchema,

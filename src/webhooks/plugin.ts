@@ -45,7 +45,10 @@ export default fp<WebhookPluginOptions>(
     fastify.addHook('onClose', async () => clearInterval(timer))
     fastify.decorate('resolveWebhookHost', options.resolve ?? systemResolve)
     const transport = httpTransport({ allowInsecure: config.WEBHOOKS_ALLOW_INSECURE, lookup: options.lookup })
-    if (config.WEBHOOKS_ENABLED) {
+    if (config.WEBHOOKS_ENABLED && box === null) {
+      fastify.log.warn('WEBHOOKS_SECRET_KEY is not set: this instance does not deliver webhooks')
+    }
+    if (config.WEBHOOKS_ENABLED && box !== null) {
       const deliverer = new Deliverer({
         db: fastify.db,
         box,

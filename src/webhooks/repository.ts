@@ -5,7 +5,7 @@ import { EVENT_TYPES } from '../events/model.js'
 import type { Delivery, Webhook, WebhookCreate, WebhookCreated } from './model.js'
 import { WEBHOOK_LIMITS } from './model.js'
 import { newSecret, type SecretBox } from './secrets.js'
-import { CREATE_SQL, DELETE_SQL, DELIVERIES_SQL, GET_SQL, LIST_SQL, PURGE_SQL } from './sql.js'
+import { CREATE_SQL, DELETE_SQL, DELIVERIES_SQL, GET_SQL, LIST_SQL, LOCK_TENANT_SQL, PURGE_SQL } from './sql.js'
 
 const PURGE_BATCH = 10_000
 
@@ -22,14 +22,12 @@ export class WebhookRepository {
     if (this.box === null) throw new Error('no WEBHOOKS_SECRET_KEY: the routes refuse before this')
     const secret = newSecret()
     const events = input.events ?? [...EVENT_TYPES]
-    const [row] = await this.db.query<Webhook>('webhooks_create', CREATE_SQL, [
-      tenantId,
-      input.url,
-      events,
-      input.description ?? null,
-      this.box.seal(secret),
-      WEBHOOK_LIMITS.perTenant,
-    ])
+    const sealed = this.box.seal(secret)
+    const [row] = await this.db.transaction(async (query) => {
+      await query('webhooks_lock_tenant', LOCK_TENANT_SQL, [tenantId])
+      const params = [tenantId, input.url, events, input.description ?? null, sealed, WEBHOOK_LIMITS.perTenant]
+      return query<Webhook>('webhooks_create', CREATE_SQL, params)
+    })
     return row ? { kind: 'created', webhook: { ...row, secret } } : { kind: 'too_many' }
   }
 

@@ -7,6 +7,8 @@ const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 const WEBHOOK = `w.id, w.url, w.events::text[] AS events, w.description,
   to_char(w.created_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "createdAt"`
 
+/** Taken before counting a tenant's webhooks, so that concurrent creates cannot pass the limit together. */
+export const LOCK_TENANT_SQL = 'SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE'
 export const CREATE_SQL = `INSERT INTO webhooks AS w (tenant_id, id, url, events, description, secret)
   SELECT $1, gen_random_uuid(), $2, $3::text[]::event_type[], $4, $5
   WHERE (SELECT count(*) FROM webhooks WHERE tenant_id = $1) < $6
@@ -17,8 +19,12 @@ export const DELETE_SQL = 'DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2
 
 /** The last 100 attempts of a webhook, newest first. */
 export const DELIVERIES_SQL = `SELECT a.event_id AS "eventId", a.attempt, a.status, a.error, a.duration_ms AS "durationMs",
-    to_char(a.at AT TIME ZONE 'UTC', ${ISO_UTC}) AS at
-  FROM delivery_attempts a WHERE a.tenant_id = $1 AND a.webhook_id = $2
+    to_char(a.at AT TIME ZONE 'UTC', ${ISO_UTC}) AS at,
+    CASE WHEN a.error IS NULL THEN 'delivered'
+      WHEN d.state = 'failed' AND a.attempt = d.attempts THEN 'given_up' ELSE 'retried' END AS outcome
+  FROM delivery_attempts a JOIN deliveries d
+    ON d.tenant_id = a.tenant_id AND d.webhook_id = a.webhook_id AND d.event_seq = a.event_seq
+  WHERE a.tenant_id = $1 AND a.webhook_id = $2
   ORDER BY a.at DESC, a.event_seq DESC, a.attempt DESC LIMIT 100`
 
 /**
@@ -64,6 +70,10 @@ export const RECORD_SQL = `WITH d AS (
     RETURNING tenant_id, webhook_id, event_seq, event_id)
   INSERT INTO delivery_attempts (tenant_id, webhook_id, event_seq, attempt, event_id, status, error, duration_ms, at)
   SELECT tenant_id, webhook_id, event_seq, $4, event_id, $7, $8, $9, $10 FROM d`
+
+/** A delivery taken by an instance that cannot sign it, given back as if never taken. */
+export const GIVE_BACK_SQL = `UPDATE deliveries SET attempts = attempts - 1, leased_until = NULL
+  WHERE tenant_id = $1 AND webhook_id = $2 AND event_seq = $3::bigint AND attempts = $4`
 
 /** Deliveries (and their attempts) older than the events' retention. */
 export const PURGE_SQL = `WITH doomed AS (

@@ -45,7 +45,9 @@ function reasonOf(error: NodeJS.ErrnoException, timeoutMs: number): string {
 }
 
 export function httpTransport(options: TransportOptions): { send: Send; close(): void } {
-  const agentOptions = { keepAlive: true, maxSockets: 16 }
+  // No cap on sockets per host: webhooks of many tenants often share one (a SaaS receiver), and a capped pool
+  // would let one hanging webhook's requests queue everyone else's. The deliverer bounds concurrency per webhook.
+  const agentOptions = { keepAlive: true, maxFreeSockets: 64 }
   const agents = options.allowInsecure
     ? { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
     : { http: new RequestFilteringHttpAgent(agentOptions), https: new RequestFilteringHttpsAgent(agentOptions) }
@@ -53,27 +55,47 @@ export function httpTransport(options: TransportOptions): { send: Send; close():
     new Promise((resolve) => {
       const target = new URL(url)
       const secure = target.protocol === 'https:'
-      const request = (secure ? https : http).request(
-        target,
-        {
-          method: 'POST',
-          agent: secure ? agents.https : agents.http,
-          headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-          signal: signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]) : AbortSignal.timeout(timeoutMs),
-          ...(options.lookup && { lookup: options.lookup }),
-        },
-        (response) => {
-          const status = response.statusCode ?? null
-          // The answer's body is not read beyond what keeps the connection reusable.
-          response.resume()
-          response.on('end', () =>
-            resolve({ status, error: status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}` }),
-          )
-          response.on('error', (error) => resolve({ status, error: reasonOf(error, timeoutMs) }))
-        },
-      )
-      request.on('error', (error) => resolve({ status: null, error: reasonOf(error, timeoutMs) }))
-      request.end(body)
+      const request = (secure ? https : http).request(target, {
+        method: 'POST',
+        agent: secure ? agents.https : agents.http,
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        ...(options.lookup && { lookup: options.lookup }),
+      })
+      // A plain timer, not AbortSignal.timeout: combined with AbortSignal.any, Node 20 may collect the timeout
+      // signal and never fire it (nodejs/node#57736), leaving the attempt hanging and its socket open.
+      let timedOut = false
+      const timer = setTimeout(() => {
+        timedOut = true
+        request.destroy()
+      }, timeoutMs)
+      const stop = () => request.destroy(Object.assign(new Error('stopping'), { name: 'AbortError' }))
+      signal?.addEventListener('abort', stop, { once: true })
+      const settle = (sent: Sent) => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', stop)
+        resolve(sent)
+      }
+      /** The endpoint's status, once its answer began. */
+      let status: number | null = null
+      const failed = (error: NodeJS.ErrnoException) =>
+        settle({ status, error: timedOut ? `no answer within ${timeoutMs} ms` : reasonOf(error, timeoutMs) })
+      request.on('response', (response) => {
+        status = response.statusCode ?? null
+        // The answer's body is not read beyond what keeps the connection reusable.
+        response.resume()
+        response.on('end', () =>
+          settle({ status, error: status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}` }),
+        )
+        response.on('error', failed)
+        // Cut before its end (the timeout, or the endpoint): a failure, whatever the status said.
+        response.on('close', () => {
+          if (!response.complete) failed(Object.assign(new Error('cut'), { code: 'ECONNRESET' }))
+        })
+      })
+      request.on('error', failed)
+      request.on('close', () => failed(Object.assign(new Error('closed'), { code: 'ECONNRESET' })))
+      if (signal?.aborted) stop()
+      else request.end(body)
     })
   return {
     send,

@@ -15,6 +15,9 @@ export const systemResolve: Resolve = async (hostname) =>
 export function isPublicAddress(address: string): boolean {
   try {
     const parsed = ipaddr.process(address)
+    // ::/8 is reserved, and holds IPv4-compatible addresses (::a.b.c.d, deprecated) that hide an IPv4 address:
+    // ipaddr.js counts them as unicast. (IPv4-mapped ::ffff:a.b.c.d was made IPv4 above.)
+    if (parsed.kind() === 'ipv6' && ((parsed as ipaddr.IPv6).parts[0] ?? 0) < 0x100) return false
     return parsed.range() === 'unicast'
   } catch {
     return false

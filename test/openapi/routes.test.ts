@@ -53,6 +53,21 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     'WebhookList',
   ])
   t.equal(served.components.securitySchemes.apiKey.scheme, 'bearer')
+  const delivery = served.webhooks.contactEvent.post
+  t.equal(
+    delivery.requestBody.content['application/json'].schema.$ref,
+    '#/components/schemas/Event',
+    'a delivery is an Event',
+  )
+  t.same(
+    delivery.parameters.map((p: { name: string; in: string; required: boolean }) => [p.name, p.in, p.required]),
+    [
+      ['webhook-id', 'header', true],
+      ['webhook-timestamp', 'header', true],
+      ['webhook-signature', 'header', true],
+    ],
+    'signed as Standard Webhooks says',
+  )
 
   const operations: Record<string, Operation> = {}
   for (const methods of Object.values(served.paths as Record<string, Record<string, Operation>>)) {

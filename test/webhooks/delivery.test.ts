@@ -114,7 +114,18 @@ t.test('fails, hangs, recovers: every event arrives signed, the same id on every
     ),
     'the timeouts',
   )
-  t.ok(log.some((line: { status: number | null; error: string | null }) => line.status === 204 && line.error === null))
+  t.ok(
+    log.some(
+      (line: { status: number | null; error: string | null; outcome: string }) =>
+        line.status === 204 && line.error === null && line.outcome === 'delivered',
+    ),
+  )
+  t.ok(
+    log.every(
+      (line: { error: string | null; outcome: string }) => line.outcome === (line.error ? 'retried' : 'delivered'),
+    ),
+    'every failed attempt here was retried',
+  )
   const times = log.map((line: { at: string }) => line.at)
   t.same(times, [...times].sort().reverse(), 'newest first')
 })
@@ -133,6 +144,15 @@ t.test('a failing endpoint is given up after the schedule; a deleted webhook get
     return row?.state === 'failed'
   }, 'the delivery given up')
   t.equal(down.received.length, 2, 'one attempt and one retry')
+  const log = (await request(app, admin, { method: 'GET', url: `${HOOKS}/${hook.id}/deliveries` })).json().data
+  t.match(
+    log,
+    [
+      { attempt: 2, status: 503, error: 'HTTP 503', outcome: 'given_up' },
+      { attempt: 1, status: 503, error: 'HTTP 503', outcome: 'retried' },
+    ],
+    'the log says which attempt was retried and which was the last',
+  )
 
   t.equal((await request(app, admin, { method: 'DELETE', url: `${HOOKS}/${hook.id}` })).statusCode, 204)
   await request(app, key, { method: 'POST', url: LIST, payload: { email: 'after@example.it' } })

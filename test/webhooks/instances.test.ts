@@ -115,3 +115,55 @@ t.test('three instances, four webhooks: every attempt run once, every event deli
   t.same(states, { delivered: CONTACTS * WEBHOOKS, total: CONTACTS * WEBHOOKS })
   t.comment(`requests per instance: ${[0, 1, 2].map((i) => sent.filter((s) => s.instance === i).length).join(', ')}`)
 })
+
+t.test(
+  'an instance whose key does not open the secrets gives its deliveries back; the right one delivers',
+  async (t) => {
+    const { app } = await build(t, { WEBHOOKS_ALLOW_INSECURE: 'true' })
+    const { tenantId, key } = await createTenantWithKey(app)
+    const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+    const hook = { url: 'http://127.0.0.1:9/hook' }
+    t.equal((await request(app, admin, { method: 'POST', url: '/api/v1/webhooks', payload: hook })).statusCode, 201)
+    await request(app, key, { method: 'POST', url: '/api/v1/contacts', payload: { email: 'chiave@example.it' } })
+    const sent: string[] = []
+    const errors: string[] = []
+    const instance = (secretKey: Buffer) =>
+      new Deliverer({
+        db: app.db,
+        box: new SecretBox(secretKey),
+        send: async (_url, _body, headers) => {
+          sent.push(String(headers['webhook-id']))
+          return { status: 204, error: null }
+        },
+        log: Object.assign(Object.create(app.log), { error: (_: unknown, message: string) => errors.push(message) }),
+        timeoutMs: 1_000,
+        retrySchedule: [1],
+      })
+    const state = async () =>
+      (
+        await app.db.query<{ state: string; attempts: number; leased: boolean }>(
+          'key_state',
+          'SELECT state::text, attempts, leased_until IS NOT NULL AS leased FROM deliveries',
+          [],
+        )
+      )[0]
+
+    const wrong = instance(Buffer.alloc(32, 99))
+    wrong.start()
+    const deadline = Date.now() + 10_000
+    while (errors.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    await wrong.stop()
+    t.match(errors[0], /WEBHOOKS_SECRET_KEY does not open/, 'the wrong key is told in the log')
+    t.same(sent, [], 'nothing sent unsigned or badly signed')
+    t.same(await state(), { state: 'pending', attempts: 0, leased: false }, 'given back as if never taken')
+
+    const right = instance(Buffer.from(TEST_WEBHOOKS_KEY, 'base64'))
+    right.start()
+    t.teardown(() => right.stop())
+    while ((await state())?.state !== 'delivered' && Date.now() < deadline + 10_000) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    t.same(await state(), { state: 'delivered', attempts: 1, leased: false }, 'delivered at its first attempt')
+    t.equal(sent.length, 1)
+  },
+)

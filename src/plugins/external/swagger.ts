@@ -4,7 +4,9 @@
 import { createRequire } from 'node:module'
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import fp from 'fastify-plugin'
+import { SCOPES } from '../../auth/api-key.js'
 import type { Config } from '../../config/config.js'
+import { outgoingWebhooks } from '../../webhooks/outgoing.js'
 
 /** src/ and dist/ both sit at the same depth below the package. */
 const { version } = createRequire(import.meta.url)('../../../package.json') as { version: string }
@@ -88,6 +90,7 @@ export function swaggerOptions(config: Config): FastifyDynamicSwaggerOptions {
         { name: 'events', description: 'I cambiamenti dei contatti, da seguire per restare sincronizzati' },
         { name: 'webhooks', description: 'Gli stessi eventi, consegnati a un indirizzo dell’integrazione' },
       ],
+      webhooks: outgoingWebhooks,
       components: {
         securitySchemes: {
           apiKey: {
@@ -96,7 +99,8 @@ export function swaggerOptions(config: Config): FastifyDynamicSwaggerOptions {
             bearerFormat: 'svc_<48 hex>',
             description:
               'Chiave API nell’intestazione `Authorization: Bearer svc_…`. Ogni operazione indica lo scope ' +
-              'richiesto (contacts:read o contacts:write); il ruolo viewer può solo leggere.',
+              `richiesto (${SCOPES.join(', ')}); il ruolo viewer può solo leggere, e solo il ruolo admin ` +
+              'gestisce i webhook.',
           },
         },
       },
