@@ -7,21 +7,17 @@ import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { runCli } from '../../src/cli/main.ts'
+import { createApiKey } from '../../src/admin/api-keys.ts'
+import { type Database, openDatabase } from '../../src/db/database.ts'
+import { deployMigrations } from '../../src/db/migrate.ts'
 import { createTestDatabase } from '../database.ts'
 import { TEST_WEBHOOKS_KEY } from '../helper.ts'
 import { start, waitFor } from '../process.ts'
 
-async function cli(argv: string[], env: Record<string, string>): Promise<Record<string, unknown>> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runCli([...argv, '--json'], {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-    env,
-  })
-  if (code !== 0) throw new Error(`rubrica ${argv.join(' ')}: ${stderr}`)
-  return JSON.parse(stdout)
+async function adminKey(database: Database): Promise<string> {
+  const tenant = await database.prisma.tenant.create({ data: { name: 'Kill' } })
+  const scopes = ['contacts:read', 'contacts:write', 'webhooks:manage'] as const
+  return (await createApiKey(database.prisma, { tenantId: tenant.id, role: 'admin', scopes: [...scopes] })).key
 }
 
 async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) {
@@ -47,32 +43,28 @@ t.test('killed with SIGKILL during a burst, restarted: every committed event is 
   const address = receiver.address()
   const hookUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/hook`
 
+  // The tenant and its key are made before the server starts, the way the CLI makes them (one opening of the
+  // database instead of one per command: on the embedded database each opening is slow).
   let database: Record<string, string>
+  let key: string
   if (process.env.TEST_DATABASE_URL) {
     const testDatabase = await createTestDatabase({ poolSize: 1 })
     t.teardown(() => testDatabase.close())
     database = { DATABASE_URL: testDatabase.url ?? '' }
+    key = await adminKey(testDatabase.database)
   } else {
     const dir = mkdtempSync(join(tmpdir(), 'rubrica-kill-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     database = { DATA_DIR: dir }
-    await cli(['db', 'deploy'], database)
+    const embedded = await openDatabase({ dataDir: dir })
+    try {
+      await embedded.withSession((session) => deployMigrations(session))
+      key = await adminKey(embedded)
+    } finally {
+      await embedded.close()
+    }
   }
-  const tenant = await cli(['tenant', 'create', '--name', 'Kill'], database)
-  const issued = await cli(
-    [
-      'key',
-      'create',
-      '--tenant',
-      String(tenant.id),
-      '--role',
-      'admin',
-      '--scopes',
-      'contacts:read,contacts:write,webhooks:manage',
-    ],
-    database,
-  )
-  const headers = { authorization: `Bearer ${issued.key}`, 'content-type': 'application/json' }
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
   const env = {
     ...database,
     DEMO_ON_EMPTY: 'false',
