@@ -2,9 +2,9 @@
 // where the CPU went, start-up and idle memory, the targets, any errors and the profiles; and the same as JSON
 // with --out.
 import { spawnSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
-import { resolve } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import { type Measurement, measurementsOf, medianRound, ORDER, pairedRatio, referenceOf } from './measure.ts'
 import { median } from './median.ts'
 import type { BenchOptions, Mode } from './options.ts'
@@ -203,5 +203,7 @@ function printErrors(measurements: Measurement[]): number {
 
 /** --out: the whole record as JSON. */
 export function writeRecord(file: string, run: RunRecord): void {
+  // bench/results/ is ignored by git, so a fresh clone does not have it.
+  mkdirSync(dirname(resolve(file)), { recursive: true })
   writeFileSync(resolve(file), `${JSON.stringify(run, null, 2)}\n`)
 }

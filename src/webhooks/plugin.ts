@@ -31,7 +31,7 @@ export default fp<WebhookPluginOptions>(
     const config = fastify.config
     const key = await secretKey(config.WEBHOOKS_SECRET_KEY, fastify.db.dataDir)
     if (key === null) {
-      fastify.log.warn('WEBHOOKS_SECRET_KEY is not set: webhooks cannot be created on this database')
+      fastify.log.warn('WEBHOOKS_SECRET_KEY is not set: webhooks cannot be created, nor delivered by this instance')
     }
     const box = key === null ? null : new SecretBox(key)
     const repository = new WebhookRepository(fastify.db, box)
@@ -45,9 +45,6 @@ export default fp<WebhookPluginOptions>(
     fastify.addHook('onClose', async () => clearInterval(timer))
     fastify.decorate('resolveWebhookHost', options.resolve ?? systemResolve)
     const transport = httpTransport({ allowInsecure: config.WEBHOOKS_ALLOW_INSECURE, lookup: options.lookup })
-    if (config.WEBHOOKS_ENABLED && box === null) {
-      fastify.log.warn('WEBHOOKS_SECRET_KEY is not set: this instance does not deliver webhooks')
-    }
     if (config.WEBHOOKS_ENABLED && box !== null) {
       const deliverer = new Deliverer({
         db: fastify.db,
