@@ -241,7 +241,7 @@ t.test('kill -9 and an immediate restart: the lock is taken over, acknowledged w
   const second = start({ DATA_DIR: dataDir, LOG_LEVEL: 'info' })
   t.teardown(() => second.child.kill('SIGKILL'))
   const [, url] = await waitFor(second, LISTENING, 30_000)
-  t.ok(Date.now() - restartedAt < 15_000, `listening again ${Date.now() - restartedAt} ms after the restart`)
+  t.ok(Date.now() - restartedAt < 30_000, `listening again ${Date.now() - restartedAt} ms after the restart`)
   t.notMatch(second.output(), /in use by another/, 'the dead owner did not block it')
   const stored = new Set<string>()
   let next: string | null = null
