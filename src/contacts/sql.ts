@@ -3,6 +3,8 @@
 // size, fields of a PATCH), so PostgreSQL plans each shape once per connection; every request is one statement
 // and one round trip, writes included. Rows come back as Contacts: columns named as fields, timestamps formatted
 // by PostgreSQL, tags in code-point order.
+
+import { isoUtc } from '../db/iso-time.js'
 import { statementName } from '../db/statement-name.js'
 import { type ContactCreate, type ContactListQuery, type ContactStorage, type ContactUpdate, contact } from './model.js'
 
@@ -13,7 +15,6 @@ export interface Statement {
 }
 
 /** The API's timestamp format, produced by PostgreSQL: ISO 8601 in UTC with milliseconds and Z. */
-const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 
 /** A contact's tag names in code-point order, for the contact whose id is `id` (an SQL expression). */
 const tagNamesOf = (id: string) =>
@@ -53,9 +54,7 @@ function selectListOf(storage: ContactStorage): SelectList {
           return `${tagsSql} AS tags`
         }
         const column = `${alias}.${stored.column}`
-        return stored.timestamp
-          ? `to_char(${column} AT TIME ZONE 'UTC', ${ISO_UTC}) AS "${field}"`
-          : `${column} AS "${field}"`
+        return stored.timestamp ? `${isoUtc(column)} AS "${field}"` : `${column} AS "${field}"`
       })
       .join(', ')
 }

@@ -2,6 +2,7 @@
 // numbers; a page is read in one statement (src/events/sql.ts), so "next" never runs ahead of what is committed.
 import fp from 'fastify-plugin'
 import type { Database } from '../db/database.js'
+import { purgeInBatches, schedulePurge } from '../db/housekeeping.js'
 import { errors } from '../errors/catalogue.js'
 import type { Event, EventListQuery, EventPage } from './model.js'
 import { PURGE_SQL, pageStatement } from './sql.js'
@@ -15,10 +16,6 @@ interface PageRow {
   occurredAt: string | null
   data: Event['data'] | null
 }
-
-/** How often events past the retention are purged, and how many at most per statement. */
-const PURGE_EVERY_MS = 10 * 60_000
-const PURGE_BATCH = 10_000
 
 export class EventRepository {
   constructor(
@@ -61,17 +58,8 @@ export class EventRepository {
   }
 
   /** Deletes what is past the retention, batch by batch; returns how many events went. */
-  async purge(): Promise<number> {
-    let total = 0
-    for (;;) {
-      const [row] = await this.db.query<{ deleted: number }>('events_purge', PURGE_SQL, [
-        this.retentionDays,
-        PURGE_BATCH,
-      ])
-      const deleted = row?.deleted ?? 0
-      total += deleted
-      if (deleted < PURGE_BATCH) return total
-    }
+  purge(): Promise<number> {
+    return purgeInBatches(this.db, 'events_purge', PURGE_SQL, [this.retentionDays])
   }
 }
 
@@ -86,10 +74,7 @@ export const eventsRepository = fp(
   async function eventsRepository(fastify) {
     const events = new EventRepository(fastify.db, fastify.config.EVENTS_RETENTION_DAYS)
     fastify.decorate('events', events)
-    const purge = () =>
-      events.purge().catch((error: unknown) => fastify.log.warn({ err: error }, 'could not purge old events'))
-    const timer = setInterval(purge, PURGE_EVERY_MS).unref()
-    fastify.addHook('onClose', async () => clearInterval(timer))
+    schedulePurge(fastify, 'old events', () => events.purge())
   },
   { name: 'events-repository', dependencies: ['database'] },
 )

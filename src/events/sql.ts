@@ -3,16 +3,15 @@
 // in the order of their numbers, see the events migration). The contact of each event is its stored row made a
 // `contacts` record again and read with the very select list GET uses.
 import { selectContact } from '../contacts/sql.js'
+import { isoUtc } from '../db/iso-time.js'
 import { statementName } from '../db/statement-name.js'
-
-const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 
 /**
  * Events (`events e`) as the feed and webhooks show them, select list and FROM: position, id, type, time, and the
  * contact made a `contacts` record again and read with GET's select list, as JSON.
  */
 const EVENT_ROWS = `e.seq::text AS position, e.id, e.type::text AS type,
-        to_char(e.occurred_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "occurredAt",
+        ${isoUtc('e.occurred_at')} AS "occurredAt",
         (SELECT row_to_json(x) FROM (SELECT ${selectContact('c', "COALESCE(e.tags, '{}')")}) x) AS data
       FROM events e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c`
 

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { Query } from '../db/database.js'
+import { schedulePurge } from '../db/housekeeping.js'
 import { errors } from '../errors/catalogue.js'
 import { idempotencyKeys, type StoredAnswer } from './repository.js'
 
@@ -37,8 +38,6 @@ declare module 'fastify' {
   }
 }
 
-const PURGE_EVERY_MS = 10 * 60_000
-
 /** JSON with object keys sorted: the same request, whatever order its fields came in, hashes the same. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
@@ -52,12 +51,7 @@ function canonical(value: unknown): string {
 export default fp(
   async function idempotency(fastify) {
     const db = fastify.db
-    const purge = () =>
-      idempotencyKeys
-        .purge(db.query)
-        .catch((error) => fastify.log.warn({ err: error }, 'could not purge idempotency keys'))
-    const timer = setInterval(purge, PURGE_EVERY_MS).unref()
-    fastify.addHook('onClose', async () => clearInterval(timer))
+    schedulePurge(fastify, 'idempotency keys', () => idempotencyKeys.purge(db.query))
 
     fastify.decorate('idempotency', {
       once: (tenantId, key, request, execute) =>

@@ -50,7 +50,11 @@ const PAUSE_MS = 60_000
 
 const groupBy = <T>(items: readonly T[], key: (item: T) => string) => {
   const groups = new Map<string, T[]>()
-  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item])
+  for (const item of items) {
+    const group = groups.get(key(item))
+    if (group) group.push(item)
+    else groups.set(key(item), [item])
+  }
   return groups
 }
 

@@ -13,6 +13,10 @@ import {
 
 const tags = ['webhooks']
 
+/** What every operation on one webhook shares: its id in the path, no query, and 404 for another tenant's. */
+const oneWebhook = { tags, params: WebhookParamsSchema, querystring: NoQuerySchema }
+const oneWebhookErrors = errorResponses([...COMMON_CODES, 'not_found'])
+
 export const createWebhook = {
   operationId: 'createWebhook',
   summary: 'Registra un webhook',
@@ -48,12 +52,10 @@ export const getWebhook = {
   operationId: 'getWebhook',
   summary: 'Legge un webhook',
   description: 'Un webhook dell’organizzazione, senza il suo segreto; 404 se non è suo o non esiste.',
-  tags,
-  params: WebhookParamsSchema,
-  querystring: NoQuerySchema,
+  ...oneWebhook,
   response: {
     200: success('Il webhook', Type.Ref(WebhookSchema)),
-    ...errorResponses([...COMMON_CODES, 'not_found']),
+    ...oneWebhookErrors,
   },
 }
 
@@ -61,12 +63,10 @@ export const deleteWebhook = {
   operationId: 'deleteWebhook',
   summary: 'Elimina un webhook',
   description: 'Le consegne in attesa si fermano subito; il registro delle consegne è eliminato con il webhook.',
-  tags,
-  params: WebhookParamsSchema,
-  querystring: NoQuerySchema,
+  ...oneWebhook,
   response: {
     204: noContent('Eliminato, con le sue consegne'),
-    ...errorResponses([...COMMON_CODES, 'not_found']),
+    ...oneWebhookErrors,
   },
 }
 
@@ -74,11 +74,9 @@ export const listDeliveries = {
   operationId: 'listWebhookDeliveries',
   summary: 'Le ultime consegne di un webhook',
   description: 'Gli ultimi 100 tentativi, dal più recente: stato HTTP, errore, durata.',
-  tags,
-  params: WebhookParamsSchema,
-  querystring: NoQuerySchema,
+  ...oneWebhook,
   response: {
     200: success('I tentativi di consegna', Type.Ref(DeliveryListSchema)),
-    ...errorResponses([...COMMON_CODES, 'not_found']),
+    ...oneWebhookErrors,
   },
 }

@@ -3,6 +3,7 @@
 // and the start says so once.
 import type { LookupFunction } from 'node:net'
 import fp from 'fastify-plugin'
+import { schedulePurge } from '../db/housekeeping.js'
 import { Deliverer } from './deliverer.js'
 import { WebhookRepository } from './repository.js'
 import { SecretBox, secretKey } from './secrets.js'
@@ -15,8 +16,6 @@ export interface WebhookPluginOptions {
   /** How deliveries resolve it when they connect (tests stub it). */
   lookup?: LookupFunction
 }
-
-const PURGE_EVERY_MS = 10 * 60_000
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -37,12 +36,7 @@ export default fp<WebhookPluginOptions>(
     const repository = new WebhookRepository(fastify.db, box)
     fastify.decorate('webhooks', repository)
     // Finished deliveries are kept as long as events, then purged with them (every instance; a race is harmless).
-    const purge = () =>
-      repository
-        .purge(config.EVENTS_RETENTION_DAYS)
-        .catch((error: unknown) => fastify.log.warn({ err: error }, 'could not purge old deliveries'))
-    const timer = setInterval(purge, PURGE_EVERY_MS).unref()
-    fastify.addHook('onClose', async () => clearInterval(timer))
+    schedulePurge(fastify, 'old deliveries', () => repository.purge(config.EVENTS_RETENTION_DAYS))
     fastify.decorate('resolveWebhookHost', options.resolve ?? systemResolve)
     const transport = httpTransport({ allowInsecure: config.WEBHOOKS_ALLOW_INSECURE, lookup: options.lookup })
     if (config.WEBHOOKS_ENABLED && box !== null) {

@@ -1,13 +1,12 @@
 // Webhooks of a tenant: registered, listed, read, deleted, and their deliveries log; every statement filters by
 // the tenant. A webhook's secret is made here and returned once, sealed before it is stored.
 import type { Database } from '../db/database.js'
+import { purgeInBatches } from '../db/housekeeping.js'
 import { EVENT_TYPES } from '../events/model.js'
 import type { Delivery, Webhook, WebhookCreate, WebhookCreated } from './model.js'
 import { WEBHOOK_LIMITS } from './model.js'
 import { newSecret, type SecretBox } from './secrets.js'
 import { CREATE_SQL, DELETE_SQL, DELIVERIES_SQL, GET_SQL, LIST_SQL, LOCK_TENANT_SQL, PURGE_SQL } from './sql.js'
-
-const PURGE_BATCH = 10_000
 
 export type CreateWebhookResult = { kind: 'created'; webhook: WebhookCreated } | { kind: 'too_many' }
 
@@ -51,12 +50,7 @@ export class WebhookRepository {
   }
 
   /** Deletes finished deliveries (and their attempts) older than `days`, batch by batch; returns how many went. */
-  async purge(days: number): Promise<number> {
-    let total = 0
-    for (;;) {
-      const [row] = await this.db.query<{ deleted: number }>('deliveries_purge', PURGE_SQL, [days, PURGE_BATCH])
-      total += row?.deleted ?? 0
-      if ((row?.deleted ?? 0) < PURGE_BATCH) return total
-    }
+  purge(days: number): Promise<number> {
+    return purgeInBatches(this.db, 'deliveries_purge', PURGE_SQL, [days])
   }
 }

@@ -1,11 +1,10 @@
 // The SQL of webhooks: their management (always by tenant), the deliveries log, and the queue the deliverer
 // works from (src/webhooks/deliverer.ts). Deliveries are written by the events trigger, with the change.
-
-const ISO_UTC = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
+import { isoUtc } from '../db/iso-time.js'
 
 /** A Webhook, as the API shows it (never its secret). */
 const WEBHOOK = `w.id, w.url, w.events::text[] AS events, w.description,
-  to_char(w.created_at AT TIME ZONE 'UTC', ${ISO_UTC}) AS "createdAt"`
+  ${isoUtc('w.created_at')} AS "createdAt"`
 
 /** Taken before counting a tenant's webhooks, so that concurrent creates cannot pass the limit together. */
 export const LOCK_TENANT_SQL = 'SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE'
@@ -19,7 +18,7 @@ export const DELETE_SQL = 'DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2
 
 /** The last 100 attempts of a webhook, newest first. */
 export const DELIVERIES_SQL = `SELECT a.event_id AS "eventId", a.attempt, a.status, a.error, a.duration_ms AS "durationMs",
-    to_char(a.at AT TIME ZONE 'UTC', ${ISO_UTC}) AS at,
+    ${isoUtc('a.at')} AS at,
     CASE WHEN a.error IS NULL THEN 'delivered'
       WHEN d.state = 'failed' AND a.attempt = d.attempts THEN 'given_up' ELSE 'retried' END AS outcome
   FROM delivery_attempts a JOIN deliveries d
