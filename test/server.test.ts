@@ -17,7 +17,9 @@ async function stopUnderLoad(t: Test, server: Started, url: string, headers: Rec
       at: Date.now(),
     })),
   )
-  await new Promise((resolve) => setTimeout(resolve, 30))
+  // The signal goes when the first answer arrives: the server is then busy with the others, which a fixed wait
+  // did not ensure on a loaded machine (the requests were still connecting, and a closed listener refuses them).
+  await Promise.race(inFlight.map((p) => p.catch(() => undefined)))
   const signalledAt = Date.now()
   server.child.kill('SIGTERM')
   const results = await Promise.allSettled(inFlight)
