@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify'
 import authentication from './auth/authentication.js'
 import authorization from './auth/authorization.js'
+import batch from './contacts/batch/routes.js'
 import contacts from './contacts/routes.js'
 import events from './events/routes.js'
 import rateLimit from './plugins/external/rate-limit.js'
@@ -14,6 +15,7 @@ export default async function apiV1(fastify: FastifyInstance) {
   await fastify.register(authentication)
   await fastify.register(authorization)
   await fastify.register(contacts, { prefix: '/contacts' })
+  await fastify.register(batch, { prefix: '/contacts/batch' })
   await fastify.register(events, { prefix: '/events' })
   await fastify.register(webhooks, { prefix: '/webhooks' })
 }

@@ -10,6 +10,7 @@ import apiRoutes, { API_PREFIX } from './auth/api-routes.js'
 import authChanges from './auth/auth-changes.js'
 import { apiKeysRepository } from './auth/key-repository.js'
 import { type Config, trustProxy } from './config/config.js'
+import { batchRepository } from './contacts/batch/routes.js'
 import { contactsRepository } from './contacts/repository.js'
 import type { Database } from './db/database.js'
 import database from './db/plugin.js'
@@ -63,7 +64,15 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(sensible)
   await registerAll([validation, jsonBody, responseHeaders, shutdown, requestLog])
   await fastify.register(database, { database: options.database })
-  await registerAll([apiKeysRepository, authChanges, contactsRepository, eventsRepository, idempotency, demo])
+  await registerAll([
+    apiKeysRepository,
+    authChanges,
+    contactsRepository,
+    batchRepository,
+    eventsRepository,
+    idempotency,
+    demo,
+  ])
   await fastify.register(webhooks, options.webhooks ?? {})
   await registerAll([redis, metrics])
   await registerAll([errorEnvelope, protocolErrors])

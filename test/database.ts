@@ -50,8 +50,17 @@ export function adminUrl(base: string, database: string): string {
   return url.toString()
 }
 
-/** `poolSize`: connections of the PostgreSQL pool (ignored on PGlite, which has one). */
-export async function createTestDatabase({ poolSize = 4 }: { poolSize?: number } = {}): Promise<TestDatabase> {
+/**
+ * `poolSize`: connections of the PostgreSQL pool (ignored on PGlite, which has one); `connectTimeoutMs`: how long a
+ * statement waits for one of them.
+ */
+export async function createTestDatabase({
+  poolSize = 4,
+  connectTimeoutMs,
+}: {
+  poolSize?: number
+  connectTimeoutMs?: number
+} = {}): Promise<TestDatabase> {
   const baseUrl = process.env.TEST_DATABASE_URL
   if (!baseUrl) {
     const client = await PGlite.create({ loadDataDir: await pgliteTemplate() })
@@ -64,7 +73,7 @@ export async function createTestDatabase({ poolSize = 4 }: { poolSize?: number }
   await admin.query(`CREATE DATABASE "${name}"`)
   await admin.end()
   const url = adminUrl(baseUrl, name)
-  const database = await openDatabase({ url, poolSize })
+  const database = await openDatabase({ url, poolSize, connectTimeoutMs })
   await database.withSession((session) => deployMigrations(session))
   return {
     database,

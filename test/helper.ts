@@ -42,7 +42,10 @@ export async function build(
     ...env,
   }
   const config = loadConfig(Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== '')))
-  const db = await createTestDatabase({ poolSize: config.DATABASE_POOL_SIZE })
+  const db = await createTestDatabase({
+    poolSize: config.DATABASE_POOL_SIZE,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+  })
   // Closed even when the app fails to build (a test expecting a refused start would otherwise hang on it).
   t.teardown(() => db.close())
   const app = await buildApp(config, { database: db.database, logStream, ...options })

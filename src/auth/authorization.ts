@@ -52,6 +52,12 @@ export default fp(
   { name: 'authorization', dependencies: ['api-routes', 'authentication', 'rate-limit'] },
 )
 
+/** The tenant a route runs for: the authorization hook has refused every request without a resolved key. */
+export function tenantOf(request: FastifyRequest): string {
+  if (request.auth === null) throw errors.missingAuthorization()
+  return request.auth.tenantId
+}
+
 /** Why the request may not run its route, or undefined when it may. */
 function refusalOf(request: FastifyRequest): ApiError | undefined {
   if (request.authError) return request.authError

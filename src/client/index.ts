@@ -22,6 +22,10 @@ export type WebhookCreated = components['schemas']['WebhookCreated']
 export type WebhookList = components['schemas']['WebhookList']
 export type Delivery = components['schemas']['Delivery']
 export type DeliveryList = components['schemas']['DeliveryList']
+export type BatchItem = components['schemas']['BatchItem']
+export type BatchUpsert = components['schemas']['BatchUpsert']
+export type BatchResult = components['schemas']['BatchResult']
+export type BatchResponse = components['schemas']['BatchResponse']
 export type RubricaClient = Client<paths>
 
 export interface RubricaClientOptions {

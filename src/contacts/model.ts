@@ -2,7 +2,8 @@
 // set it and with which rule, what a POST stores when it is absent, and an example. Everything else derives from
 // it (describeContact): the TypeBox schemas that validate, serialize and make the OpenAPI document, the example
 // objects, and how each field is stored (its column is the field's name in snake_case, an enumeration's cast the
-// enumeration's name in snake_case), from which src/contacts/sql.ts builds every statement. Adding a field is a
+// enumeration's name in snake_case), from which src/contacts/sql.ts and src/contacts/batch/sql.ts build every
+// statement. Adding a field is a
 // line here and its migration (docs/contributing.md); test/contacts/model.test.ts builds all of it from a
 // declaration with one field more.
 import { type Static, type TOptional, type TSchema, Type } from '@sinclair/typebox'
@@ -73,6 +74,11 @@ export interface FieldSpec {
   update?: { schema: TSchema }
   /** What a POST stores, whatever the body says (the field is not in ContactCreate). */
   createdAs?: string
+  /**
+   * What a new contact holds when a PATCH-only field is not given: the column's default, named here for the batch
+   * import, which creates with such fields (test/contacts/model.test.ts compares it with the database).
+   */
+  initial?: string
   /** Not a column of `contacts`: the statements read it from elsewhere (tags, from `contact_tags`). */
   column?: false
   /** The field's example value: in the document's examples and in its schemas' `examples`. */
@@ -111,8 +117,8 @@ export const CONTACT_FIELDS = {
     },
     example: '+39 02 1234 5678',
   },
-  emailStatus: { answer: EmailStatusRef, update: { schema: EmailStatusRef }, example: 'active' },
-  stage: { answer: StageRef, update: { schema: StageRef }, example: 'lead' },
+  emailStatus: { answer: EmailStatusRef, update: { schema: EmailStatusRef }, initial: 'active', example: 'active' },
+  stage: { answer: StageRef, update: { schema: StageRef }, initial: 'lead', example: 'lead' },
   source: {
     answer: Type.String({ description: 'Origine del contatto: "api" se creato da questa API' }),
     createdAs: 'api',
@@ -139,6 +145,16 @@ export const CONTACT_FIELDS = {
 type Fields = Record<string, FieldSpec>
 type CreateKeys<F extends Fields> = { [K in keyof F]: F[K] extends { create: object } ? K : never }[keyof F]
 type UpdateKeys<F extends Fields> = { [K in keyof F]: F[K] extends { update: object } ? K : never }[keyof F]
+type BatchKeys<F extends Fields> = Exclude<CreateKeys<F> | UpdateKeys<F>, RequiredKeys<F>>
+type RequiredKeys<F extends Fields> = {
+  [K in keyof F]: F[K] extends { create: { required: true } } ? K : never
+}[keyof F]
+/** A batch item's rule for a field: PATCH's where a PATCH may set it (names may be null there), else POST's. */
+type BatchSchema<S extends FieldSpec> = S extends { update: { schema: infer T extends TSchema } }
+  ? T
+  : S extends { create: { schema: infer T extends TSchema } }
+    ? T
+    : never
 type CreateSchema<S> = S extends { schema: infer T extends TSchema; required: true }
   ? T
   : S extends { schema: infer T extends TSchema }
@@ -163,6 +179,11 @@ export interface ContactStorage {
   create: { stored: StoredField; from: { body: string; absent: string | null } | { value: string } }[]
   /** The columns a PATCH may write, by field name. */
   update: Record<string, StoredField>
+  /**
+   * The columns a batch item may write, in the answers' order: the fields a POST or a PATCH may set, with the
+   * value a new contact holds when the item leaves one out (null: none, SQL's NULL).
+   */
+  batch: { field: string; stored: StoredField; absent: string | null }[]
 }
 
 const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
@@ -198,6 +219,11 @@ function storageOf(fields: Fields): ContactStorage {
       return [{ stored: stored(field, spec), from: { body: field, absent: spec.create.absent ?? null } }]
     }),
     update: Object.fromEntries(entries.flatMap(([field, spec]) => (spec.update ? [[field, stored(field, spec)]] : []))),
+    batch: entries.flatMap(([field, spec]) =>
+      (spec.create || spec.update) && spec.column !== false
+        ? [{ field, stored: stored(field, spec), absent: spec.create?.absent ?? spec.initial ?? null }]
+        : [],
+    ),
   }
 }
 
@@ -238,14 +264,31 @@ export function describeContact<F extends Fields>(fields: F) {
       examples: [pick(fields, (field, spec) => (spec.update ? example[field] : undefined))],
     },
   )
-  return { ContactSchema, ContactCreateSchema, ContactUpdateSchema, storage: storageOf(fields) }
+  const BatchItemSchema = Type.Object(
+    pick(fields, (_field, spec) => {
+      const rule = spec.update?.schema ?? spec.create?.schema
+      if (!rule) return undefined
+      const schema = withExample(rule, spec.example)
+      return spec.create?.required ? schema : Type.Optional(schema)
+    }) as { [K in RequiredKeys<F>]: BatchSchema<F[K]> } & { [K in BatchKeys<F>]: TOptional<BatchSchema<F[K]>> },
+    {
+      $id: 'BatchItem',
+      additionalProperties: false,
+      description:
+        'Un contatto da importare, riconosciuto dall’email senza distinzione di maiuscole: stesse regole di POST ' +
+        'per email, phone e tags, di PATCH per gli altri campi.',
+      examples: [pick(fields, (field, spec) => (spec.create || spec.update ? example[field] : undefined))],
+    },
+  )
+  return { ContactSchema, ContactCreateSchema, ContactUpdateSchema, BatchItemSchema, storage: storageOf(fields) }
 }
 
 export const contact = describeContact(CONTACT_FIELDS)
-export const { ContactSchema, ContactCreateSchema, ContactUpdateSchema } = contact
+export const { ContactSchema, ContactCreateSchema, ContactUpdateSchema, BatchItemSchema } = contact
 export type Contact = Static<typeof ContactSchema>
 export type ContactCreate = Static<typeof ContactCreateSchema>
 export type ContactUpdate = Static<typeof ContactUpdateSchema>
+export type BatchItem = Static<typeof BatchItemSchema>
 
 export const ContactListSchema = Type.Object(
   {

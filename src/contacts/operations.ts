@@ -27,6 +27,17 @@ const tags = ['contacts']
 
 const etag = etagHeader('Versione del contatto, da usare con If-Match e If-None-Match')
 
+/** The headers of a POST that a retry may repeat safely (src/idempotency/). */
+export const idempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      pattern: IDEMPOTENCY_KEY,
+      description: 'Chiave scelta dal client (1-255 caratteri ASCII stampabili) per ripetere la richiesta senza rischi',
+      examples: ['ordine-2026-000123'],
+    }),
+  ),
+})
+
 export const listContacts = {
   operationId: 'listContacts',
   summary: 'Elenca i contatti',
@@ -76,16 +87,7 @@ export const createContact = {
     'di nuovo.',
   tags,
   querystring: NoQuerySchema,
-  headers: Type.Object({
-    'idempotency-key': Type.Optional(
-      Type.String({
-        pattern: IDEMPOTENCY_KEY,
-        description:
-          'Chiave scelta dal client (1-255 caratteri ASCII stampabili) per ripetere la richiesta senza rischi',
-        examples: ['ordine-2026-000123'],
-      }),
-    ),
-  }),
+  headers: idempotencyHeaders,
   body: Type.Ref(ContactCreateSchema),
   response: {
     201: success('Il contatto creato', Type.Ref(ContactSchema), {

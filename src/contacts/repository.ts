@@ -32,13 +32,20 @@ const { GET_SQL, BY_EMAIL_KEY_SQL, CREATE_SQL, createParams, listStatement, upda
 export class ContactRepository {
   constructor(private readonly db: Database) {}
 
-  /** Newest first. createdAt is unique per tenant (database trigger), so "older than the cursor" never skips a tie. */
+  /**
+   * Newest first. createdAt is unique per tenant to the microsecond (database trigger), and `next` is the last
+   * one's to the microsecond, so "older than the cursor" never skips a tie. Rows carry that cursor beside the
+   * Contact; the serializer leaves it out of `data`.
+   */
   async list(tenantId: string, query: ContactListQuery): Promise<ContactList> {
     const statement = listStatement(query)
-    const rows = await this.db.query<Contact>(statement.name, statement.sql, [tenantId, ...statement.params])
+    const rows = await this.db.query<Contact & { cursor: string }>(statement.name, statement.sql, [
+      tenantId,
+      ...statement.params,
+    ])
     const page = rows.slice(0, query.limit)
     const last = page.at(-1)
-    return { data: page, next: rows.length > query.limit && last ? last.createdAt : null }
+    return { data: page, next: rows.length > query.limit && last ? last.cursor : null }
   }
 
   async get(tenantId: string, id: string): Promise<Versioned | null> {

@@ -3,19 +3,14 @@
 // (entity-tags.ts) and a POST with an Idempotency-Key runs once (src/idempotency/).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { tenantOf } from '../auth/authorization.js'
 import type { Query } from '../db/database.js'
 import { errors } from '../errors/catalogue.js'
-import { isRepeated } from '../http-headers.js'
+import { answerOnce } from '../idempotency/plugin.js'
 import type { StoredAnswer } from '../idempotency/repository.js'
 import { etagOf, isCurrent, versionsOf } from './entity-tags.js'
 import type { ContactCreate } from './model.js'
 import { createContact, getContact, listContacts, updateContact } from './operations.js'
-
-function tenantOf(request: FastifyRequest): string {
-  // The authorization hook has refused every request without a resolved key before any handler runs.
-  if (request.auth === null) throw errors.missingAuthorization()
-  return request.auth.tenantId
-}
 
 const read = { scope: 'contacts:read', access: 'read' } as const
 const write = { scope: 'contacts:write', access: 'write' } as const
@@ -34,11 +29,6 @@ async function create(request: FastifyRequest, reply: FastifyReply, input: Conta
   return { status: 201, headers, body } satisfies StoredAnswer
 }
 
-function send(reply: FastifyReply, answer: StoredAnswer & { replayed?: boolean }) {
-  if (answer.replayed) reply.header('idempotent-replayed', 'true')
-  return reply.code(answer.status).headers(answer.headers).type('application/json; charset=utf-8').send(answer.body)
-}
-
 const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/', { config: read, schema: listContacts }, async (request) =>
     fastify.contacts.list(tenantOf(request), request.query),
@@ -52,17 +42,9 @@ const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
     return found
   })
 
-  fastify.post('/', { config: write, schema: createContact }, async (request, reply) => {
-    const execute = (query?: Query) => create(request, reply, request.body, query)
-    const key = request.headers['idempotency-key']
-    if (isRepeated(request.raw.rawHeaders, 'idempotency-key')) throw errors.repeatedIdempotencyKey()
-    return send(
-      reply,
-      key === undefined
-        ? await execute()
-        : await fastify.idempotency.once(tenantOf(request), key, request.body, execute),
-    )
-  })
+  fastify.post('/', { config: write, schema: createContact }, async (request, reply) =>
+    answerOnce(request, reply, (query) => create(request, reply, request.body, query)),
+  )
 
   fastify.patch('/:id', { config: write, schema: updateContact }, async (request, reply) => {
     const expected = versionsOf(request.headers['if-match'])

@@ -4,7 +4,7 @@
 // and one round trip, writes included. Rows come back as Contacts: columns named as fields, timestamps formatted
 // by PostgreSQL, tags in code-point order.
 
-import { isoUtc } from '../db/iso-time.js'
+import { isoUtc, isoUtcMicros } from '../db/iso-time.js'
 import { statementName } from '../db/statement-name.js'
 import { type ContactCreate, type ContactListQuery, type ContactStorage, type ContactUpdate, contact } from './model.js'
 
@@ -13,8 +13,6 @@ export interface Statement {
   sql: string
   params: unknown[]
 }
-
-/** The API's timestamp format, produced by PostgreSQL: ISO 8601 in UTC with milliseconds and Z. */
 
 /** A contact's tag names in code-point order, for the contact whose id is `id` (an SQL expression). */
 const tagNamesOf = (id: string) =>
@@ -29,14 +27,19 @@ const tagNamesOf = (id: string) =>
 const PAGE_SIZES = [1, 2, 5, 10, 20, 25, 50, 100, 150, 200] as const
 
 /**
- * The instant a page starts before, for createdAt values that have millisecond precision. A cursor finer than
- * that (…00.1235Z) comes after the millisecond it falls in, so contacts of that millisecond (…00.123Z) are older
- * and belong on the page: the bound is the next millisecond. Date would simply cut the extra digits off.
+ * The instant a page starts before, to the microsecond that createdAt is stored with, as text for PostgreSQL (Date
+ * keeps milliseconds only). A cursor finer than that (…00.1234565Z) comes after the microsecond it falls in, so
+ * contacts of that microsecond are older and belong on the page: the bound is the next microsecond.
  */
-function cursorBound(cursor: string): Date {
-  const instant = new Date(cursor.replace(' ', 'T'))
-  const finer = /\.\d{3}(\d+)/.exec(cursor)?.[1]
-  return finer !== undefined && /[1-9]/.test(finer) ? new Date(instant.getTime() + 1) : instant
+export function cursorBound(cursor: string): string {
+  const normalized = cursor.replace(' ', 'T')
+  const fraction = /\.(\d+)/.exec(normalized)?.[1] ?? ''
+  const seconds = new Date(normalized.replace(/\.\d+/, '')).getTime()
+  let micros = Number(fraction.slice(0, 6).padEnd(6, '0'))
+  if (/[1-9]/.test(fraction.slice(6))) micros += 1
+  const millis = seconds + Math.floor(micros / 1000)
+  const rest = String(micros % 1000).padStart(3, '0')
+  return new Date(millis).toISOString().replace('Z', `${rest}Z`)
 }
 
 type SelectList = (alias: string, tagsSql: string) => string
@@ -45,7 +48,7 @@ type SelectList = (alias: string, tagsSql: string) => string
  * The select list of a Contact from `contacts` aliased `alias`, with `tags` from `tagsSql`: each column named as
  * its field, in the answers' order, timestamps already formatted, so that a row is a Contact as it is.
  */
-function selectListOf(storage: ContactStorage): SelectList {
+export function selectListOf(storage: ContactStorage): SelectList {
   return (alias, tagsSql) =>
     storage.answer
       .map(({ field, stored }) => {
@@ -144,7 +147,7 @@ function listStatementOf(selectList: SelectList) {
       SELECT ct.contact_id, array_agg(t.name ORDER BY t.name COLLATE "C") AS names
       FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
       WHERE ct.contact_id = ANY(ARRAY(SELECT id FROM page)) GROUP BY ct.contact_id)
-    SELECT ${selectList('c', "COALESCE(pt.names, '{}')")}
+    SELECT ${selectList('c', "COALESCE(pt.names, '{}')")}, ${isoUtcMicros('c.created_at')} AS cursor
     FROM page c LEFT JOIN page_tags pt ON pt.contact_id = c.id ORDER BY c.created_at DESC`,
     )
     return { ...statement, params }

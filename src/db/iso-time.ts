@@ -3,3 +3,10 @@
 /** SQL for `expression` (a timestamptz) as `YYYY-MM-DDTHH:MM:SS.mmmZ`. */
 export const isoUtc = (expression: string) =>
   `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/**
+ * SQL for `expression` with its microseconds, as the contacts list's cursor: `…SS.mmmuuuZ`, or `…SS.mmmZ` when
+ * the microseconds of the millisecond are zero (a createdAt stored before they were kept).
+ */
+export const isoUtcMicros = (expression: string) =>
+  `regexp_replace(to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '000Z$', 'Z')`

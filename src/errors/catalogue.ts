@@ -40,6 +40,12 @@ export const CATALOGUE = {
     specified: true,
     example: (): ApiError => errors.unknownTags(['clienti-vip']),
   },
+  duplicate_in_batch: {
+    status: 400,
+    when: "a batch import's item whose email (without regard to case) an earlier item of the batch has; told in that item's result",
+    specified: false,
+    example: (): ApiError => errors.duplicateInBatch(3, 1),
+  },
   bad_request: {
     status: 400,
     when: 'a request that breaks HTTP/1.1 (both Content-Length and Transfer-Encoding, two Content-Lengths, folded or bare-LF headers, no Host, an undecodable URL)',
@@ -311,6 +317,20 @@ export const errors = {
     new ApiError(
       'unknown_tag',
       `${plural(names.length, 'Tag inesistente', 'Tag inesistenti')}: ${names.map((n) => `"${n}"`).join(', ')}.`,
+    ),
+  /** An item of a batch import that names tags the tenant does not have. */
+  unknownTagsInItem: (index: number, names: readonly string[]) =>
+    new ApiError(
+      'unknown_tag',
+      `Il campo "contacts[${index}].tags" nomina ${plural(names.length, 'un tag inesistente', 'tag inesistenti')}: ${names
+        .map((n) => `"${n}"`)
+        .join(', ')}.`,
+    ),
+  duplicateInBatch: (index: number, earlier: number) =>
+    new ApiError(
+      'duplicate_in_batch',
+      `Il campo "contacts[${index}].email" ripete l’email di "contacts[${earlier}]": un contatto compare una volta ` +
+        'sola per lotto, e vale il primo.',
     ),
   rateLimited: (max: number, windowSeconds: number, retryAfterSeconds: number) =>
     new ApiError(

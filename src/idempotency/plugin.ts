@@ -7,10 +7,13 @@
 // failure rolls the whole attempt back too. Keys are kept 24 hours, purged every ten minutes. See src/idempotency/repository.ts for
 // how one transaction makes this hold under races and crashes, and what a key costs.
 import { createHash } from 'node:crypto'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { tenantOf } from '../auth/authorization.js'
 import type { Query } from '../db/database.js'
 import { schedulePurge } from '../db/housekeeping.js'
 import { errors } from '../errors/catalogue.js'
+import { isRepeated } from '../http-headers.js'
 import { idempotencyKeys, type StoredAnswer } from './repository.js'
 
 export interface Answer extends StoredAnswer {
@@ -46,6 +49,26 @@ function canonical(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
   }
   return JSON.stringify(value)
+}
+
+/**
+ * Answers a POST whose route takes an `Idempotency-Key`: without the header, `execute` runs as is (its statements
+ * through the pool); with it, once per tenant and key (Idempotency.once), a replay marked
+ * `Idempotent-Replayed: true`. A repeated header is refused, since which one counts would be a guess.
+ */
+export async function answerOnce(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  execute: (query?: Query) => Promise<StoredAnswer>,
+) {
+  if (isRepeated(request.raw.rawHeaders, 'idempotency-key')) throw errors.repeatedIdempotencyKey()
+  const key = request.headers['idempotency-key']
+  const answer: StoredAnswer & { replayed?: boolean } =
+    typeof key === 'string'
+      ? await request.server.idempotency.once(tenantOf(request), key, request.body, execute)
+      : await execute()
+  if (answer.replayed) reply.header('idempotent-replayed', 'true')
+  return reply.code(answer.status).headers(answer.headers).type('application/json; charset=utf-8').send(answer.body)
 }
 
 export default fp(

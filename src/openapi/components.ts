@@ -1,8 +1,9 @@
 // The schemas routes refer to by $id, each feature's in one list: validation compiles against them and the
 // document lists them under components (Contact, ErrorResponse, …). Each comes after the schemas it refers to.
+import { batchSchemas } from '../contacts/batch/model.js'
 import { contactSchemas } from '../contacts/model.js'
 import { errorSchemas } from '../errors/schemas.js'
 import { eventSchemas } from '../events/model.js'
 import { webhookSchemas } from '../webhooks/model.js'
 
-export const sharedSchemas = [...contactSchemas, ...eventSchemas, ...webhookSchemas, ...errorSchemas]
+export const sharedSchemas = [...contactSchemas, ...batchSchemas, ...eventSchemas, ...webhookSchemas, ...errorSchemas]

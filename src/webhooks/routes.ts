@@ -1,17 +1,11 @@
 // Webhooks endpoints, for the tenant's own integrators: scope webhooks:manage, admin role only (the access
 // `manage`). Thin: schemas validate, authorization reads each route's config, the repository filters by tenant.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import { tenantOf } from '../auth/authorization.js'
 import { errors } from '../errors/catalogue.js'
 import { WEBHOOK_LIMITS } from './model.js'
 import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks } from './operations.js'
 import { refusedUrl } from './urls.js'
-
-function tenantOf(request: FastifyRequest): string {
-  // The authorization hook has refused every request without a resolved key before any handler runs.
-  if (request.auth === null) throw errors.missingAuthorization()
-  return request.auth.tenantId
-}
 
 const manage = { scope: 'webhooks:manage', access: 'manage' } as const
 

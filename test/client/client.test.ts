@@ -78,6 +78,16 @@ t.test('create, list with the cursor, read, patch and an error, through the type
     ['retry@example.it'],
   )
 
+  // The batch import, typed: one result per item.
+  const batch = await client.POST('/api/v1/contacts/batch', {
+    body: { contacts: [{ email: 'RETRY@example.it', stage: 'customer' }, { email: 'lotto@example.it' }] },
+  })
+  t.same(
+    batch.data?.results.map((result) => result.status),
+    [200, 201],
+  )
+  t.equal(batch.data?.results[0]?.contact?.id, retried.data?.id, 'found by email, without regard to case')
+
   // The event feed, typed: the changes above, followed from the start.
   const feed = await client.GET('/api/v1/events', { params: { query: { type: 'contact.updated' } } })
   t.equal(feed.response.status, 200)

@@ -12,6 +12,8 @@ function misuses() {
   client.POST('/api/v1/contacts', { body: { firstName: 'Anna' } })
   // @ts-expect-error a webhook's events are contact.created and contact.updated
   client.POST('/api/v1/webhooks', { body: { url: 'https://crm.example.it/h', events: ['contact.deleted'] } })
+  // @ts-expect-error every item of a batch needs its email
+  client.POST('/api/v1/contacts/batch', { body: { contacts: [{ firstName: 'Anna' }] } })
   // @ts-expect-error a webhook needs its url
   client.POST('/api/v1/webhooks', { body: { events: ['contact.created'] } })
 }

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { cursorBound } from '../../src/contacts/sql.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
 const LIST = '/api/v1/contacts'
@@ -23,7 +24,9 @@ async function walk(app: Parameters<typeof request>[0], key: string, query: stri
 t.test(
   '500 contacts with colliding timestamps, created in bulk and concurrently: none lost, none repeated',
   async (t) => {
-    const { app } = await build(t, { RATE_LIMIT_MAX: '100000' })
+    // 250 creates queue for the pool's 4 connections: on a loaded machine the walk's first page may wait for one
+    // longer than the 5 s default.
+    const { app } = await build(t, { RATE_LIMIT_MAX: '100000', DATABASE_CONNECT_TIMEOUT_MS: '60000' })
     const { key, tenantId } = await createTenantWithKey(app)
     const prisma = app.db.prisma
     const instant = new Date('2026-05-01T12:00:00.000Z')
@@ -48,7 +51,11 @@ t.test(
 
     const rows = await prisma.contact.findMany({ where: { tenantId }, select: { id: true, createdAt: true } })
     t.equal(rows.length, 500)
-    t.equal(new Set(rows.map((r) => r.createdAt.getTime())).size, 500, 'createdAt unique per tenant')
+    // Prisma reads milliseconds; createdAt is unique to the microsecond.
+    const [stored] = await prisma.$queryRawUnsafe<{ distinct: number }[]>(
+      `SELECT count(DISTINCT created_at)::int AS distinct FROM contacts WHERE tenant_id = '${tenantId}'::uuid`,
+    )
+    t.equal(stored?.distinct, 500, 'createdAt unique per tenant')
     // Everything that existed when the walk began was returned.
     const bulkIds = (
       await prisma.contact.findMany({ where: { tenantId, source: 'manual' }, select: { id: true } })
@@ -90,4 +97,14 @@ t.test('walks with filters return exactly the matching contacts', async (t) => {
   t.equal(new Set(seen).size, expected)
   const withArchived = await walk(app, key, 'limit=9&includeArchived=true')
   t.equal(withArchived.seen.length, 120)
+})
+
+t.test('a cursor is bounded at the microsecond createdAt is stored with', async (t) => {
+  t.equal(cursorBound('2026-05-01T12:00:00.123Z'), '2026-05-01T12:00:00.123000Z')
+  t.equal(cursorBound('2026-05-01T12:00:00.123456Z'), '2026-05-01T12:00:00.123456Z')
+  t.equal(cursorBound('2026-05-01T12:00:00.1234560Z'), '2026-05-01T12:00:00.123456Z', 'zeros past it change nothing')
+  t.equal(cursorBound('2026-05-01T12:00:00.1234561Z'), '2026-05-01T12:00:00.123457Z', 'finer: the next microsecond')
+  t.equal(cursorBound('2026-05-01T12:00:00.9999991Z'), '2026-05-01T12:00:01.000000Z')
+  t.equal(cursorBound('2026-05-01T14:00:00+02:00'), '2026-05-01T12:00:00.000000Z', 'offsets are read')
+  t.equal(cursorBound('2026-05-01 12:00:00.5Z'), '2026-05-01T12:00:00.500000Z')
 })

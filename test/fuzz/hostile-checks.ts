@@ -2,6 +2,7 @@
 // checks: the status and code the oracle (./oracle.ts) allows for exactly what was sent, and for successes the
 // contact or page itself, compared with the database before and after.
 import { isDeepStrictEqual as same } from 'node:util'
+import { cursorBound } from '../../src/contacts/sql.ts'
 import type { GeneratedQuery } from './hostile.ts'
 import type { Exchange, HostileFixture, Method } from './hostile-fixture.ts'
 import {
@@ -60,6 +61,9 @@ export function expectOutcome(x: Exchange, expectation: Expectation): void {
 
 export const contactsOf = (s: Snapshot, tenantId: string) => s.contacts.filter((c) => c.tenantId === tenantId)
 
+/** A stored contact's createdAt to the microsecond, as `YYYY-MM-DDTHH:MM:SS.ffffffZ`. */
+const createdOf = (s: Snapshot, id: string) => s.created.get(id) ?? `no createdAt for ${id}`
+
 /** The stored contact `id` as the API must show it, if the snapshot holds it. */
 function shown(fx: HostileFixture, s: Snapshot, id: string): Contact | undefined {
   const row = s.contacts.find((c) => c.id === id)
@@ -105,12 +109,14 @@ export function expectedPage(fx: HostileFixture, s: Snapshot, tenantId: string, 
     .filter((c) => q.includeArchived || c.archivedAt === null)
     .filter((c) => q.stage === undefined || c.stage === q.stage)
     .filter((c) => q.emailStatus === undefined || c.emailStatus === q.emailStatus)
-    .filter((c) => q.cursor === undefined || c.createdAt.getTime() < Date.parse(q.cursor))
-    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())
+    .filter((c) => q.cursor === undefined || createdOf(s, c.id) < cursorBound(q.cursor))
+    .sort((a, b) => (createdOf(s, a.id) < createdOf(s, b.id) ? 1 : -1))
   const page = rows.slice(0, q.limit)
+  const last = page.at(-1)
   return {
     data: page.map((row) => rowToContact(row, s.links, fx.tagNames)),
-    next: rows.length > q.limit ? (page.at(-1)?.createdAt.toISOString() ?? null) : null,
+    // The cursor drops microseconds that are all zeros.
+    next: rows.length > q.limit && last ? createdOf(s, last.id).replace(/000Z$/, 'Z') : null,
   }
 }
 

@@ -73,6 +73,13 @@ function isTimestamp(value: unknown): value is string {
   return typeof value === 'string' && ISO_MS_Z.test(value) && new Date(value).toISOString() === value
 }
 
+/** A list cursor: a timestamp as answers write it, or with the microseconds after the milliseconds. */
+function isCursor(value: unknown): value is string {
+  return typeof value === 'string' && /^.{23}\d{3}Z$/.test(value)
+    ? isTimestamp(`${value.slice(0, 23)}Z`)
+    : isTimestamp(value)
+}
+
 function sameKeys(value: Record<string, unknown>, keys: readonly string[]): boolean {
   const own = Object.keys(value).sort()
   return own.length === keys.length && own.every((key, i) => key === [...keys].sort()[i])
@@ -102,7 +109,11 @@ export function assertContact(value: unknown, where = 'contact'): asserts value 
   if (String(value.updatedAt) < String(value.createdAt)) invalid('updatedAt before createdAt')
 }
 
-/** Throws unless `value` is exactly {data: Contact[], next}, newest first, with next = last createdAt or null. */
+/**
+ * Throws unless `value` is exactly {data: Contact[], next}, newest first, with next = the last createdAt (to the
+ * microsecond, so only its milliseconds are comparable with the answer's) or null. Contacts created within one
+ * millisecond show the same createdAt.
+ */
 export function assertPage(value: unknown, where = 'list'): asserts value is ContactPage {
   if (!isRecord(value) || !sameKeys(value, ['data', 'next']) || !Array.isArray(value.data)) {
     throw new Error(`${where} is not {data, next}: ${JSON.stringify(value).slice(0, 500)}`)
@@ -112,13 +123,15 @@ export function assertPage(value: unknown, where = 'list'): asserts value is Con
   })
   const data = value.data as Contact[]
   for (let i = 1; i < data.length; i++) {
-    if (!(String(data[i - 1]?.createdAt) > String(data[i]?.createdAt))) {
+    if (!(String(data[i - 1]?.createdAt) >= String(data[i]?.createdAt))) {
       throw new Error(`${where} is not strictly newest first at ${i}`)
     }
   }
   if (value.next !== null) {
-    if (!isTimestamp(value.next)) throw new Error(`${where} next is not a timestamp: ${String(value.next)}`)
-    if (value.next !== data.at(-1)?.createdAt) throw new Error(`${where} next is not the last item's createdAt`)
+    if (!isCursor(value.next)) throw new Error(`${where} next is not a timestamp: ${String(value.next)}`)
+    if (value.next.slice(0, 23) !== data.at(-1)?.createdAt.slice(0, 23)) {
+      throw new Error(`${where} next is not the last item's createdAt`)
+    }
   }
 }
 
@@ -260,17 +273,27 @@ export async function checkedRequest(
 
 export interface Snapshot {
   contacts: Awaited<ReturnType<PrismaClient['contact']['findMany']>>
+  /**
+   * Each contact's createdAt to the microsecond, `YYYY-MM-DDTHH:MM:SS.ffffffZ` (Prisma reads milliseconds): the
+   * list's order and its cursor.
+   */
+  created: Map<string, string>
   links: { contactId: string; tagId: string }[]
   /** The whole of both tables, serialised: two snapshots are equal when these strings are. */
   text: string
 }
 
 export async function snapshot(prisma: PrismaClient): Promise<Snapshot> {
-  const [contacts, links] = await Promise.all([
+  const [contacts, links, instants] = await Promise.all([
     prisma.contact.findMany({ orderBy: { id: 'asc' } }),
     prisma.contactTag.findMany({ orderBy: [{ contactId: 'asc' }, { tagId: 'asc' }] }),
+    prisma.$queryRawUnsafe<{ id: string; created: string }[]>(
+      `SELECT id::text, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created
+       FROM contacts ORDER BY id`,
+    ),
   ])
-  return { contacts, links, text: JSON.stringify([contacts, links]) }
+  const created = new Map(instants.map((row) => [row.id, row.created]))
+  return { contacts, links, created, text: JSON.stringify([contacts, links, instants]) }
 }
 
 /** The rows of `after` that differ from `before` (added, removed or changed), by id. */

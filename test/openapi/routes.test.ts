@@ -32,6 +32,10 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
   t.match(served.info.description, /60 richieste ogni 60 secondi/, 'the rate limit of the configuration')
   t.notOk('servers' in served, 'no relative server: clients set their base URL (or PUBLIC_URL names it)')
   t.same(Object.keys(served.components.schemas).sort(), [
+    'BatchItem',
+    'BatchResponse',
+    'BatchResult',
+    'BatchUpsert',
     'Contact',
     'ContactCreate',
     'ContactList',
@@ -79,6 +83,7 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     'deleteWebhook',
     'getContact',
     'getWebhook',
+    'importContacts',
     'listContacts',
     'listEvents',
     'listWebhookDeliveries',
@@ -90,6 +95,7 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     listContacts: ['contacts:read', ['200', ...everywhere]],
     getContact: ['contacts:read', ['200', '304', '404', ...everywhere]],
     createContact: ['contacts:write', ['201', '409', '413', '415', '422', ...everywhere]],
+    importContacts: ['contacts:write', ['200', '409', '413', '415', '422', ...everywhere]],
     updateContact: ['contacts:write', ['200', '404', '412', '413', '415', ...everywhere]],
     listEvents: ['contacts:read', ['200', '410', ...everywhere]],
     createWebhook: ['webhooks:manage', ['201', '409', '413', '415', ...everywhere]],

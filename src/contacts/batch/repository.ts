@@ -1,0 +1,121 @@
+// The batch import: each item is checked alone (its rules, its email not already in the batch, its tags), and
+// the items that pass are written together in one transaction of at most three statements (src/contacts/batch/
+// sql.ts): create those whose email names no contact, update the others where something changes, read the rest.
+// Every method takes the tenant id; the statements filter by it.
+import { Type } from '@sinclair/typebox'
+import type { ErrorObject } from 'ajv'
+import type { Database, Query } from '../../db/database.js'
+import { type ApiError, errors } from '../../errors/catalogue.js'
+import { compileValidator, describeValidationError } from '../../plugins/app/validation.js'
+import { type BatchItem, BatchItemSchema, type Contact } from '../model.js'
+import type { BatchResponse, BatchResult, ItemErrorCode } from './model.js'
+import { batchSql } from './sql.js'
+
+/** An item's rules, compiled as a route's body is (no coercion, unknown fields refused). */
+const validItem = compileValidator({ schema: Type.Ref(BatchItemSchema), httpPart: 'body' })
+
+type Written = Contact & { n: number }
+
+/** An item that passed its checks, with its place in the batch. */
+interface Write {
+  index: number
+  item: BatchItem
+}
+
+function failure(error: ApiError): BatchResult {
+  return { status: 400, error: { code: error.code as ItemErrorCode, message: error.message } }
+}
+
+/** The item's place in validation messages: `contacts[3].email` rather than `email`. */
+function inBatch(index: number, validationErrors: readonly ErrorObject[]): ErrorObject[] {
+  return validationErrors.map((error) => ({ ...error, instancePath: `/contacts/${index}${error.instancePath}` }))
+}
+
+/**
+ * The items that break their rules or repeat an earlier item's email, as results, and the others as writes. The
+ * first item with an email claims it, even if it fails afterwards on its tags.
+ */
+export function checkItems(items: readonly unknown[]): { results: (BatchResult | undefined)[]; writes: Write[] } {
+  const results: (BatchResult | undefined)[] = new Array(items.length)
+  const writes: Write[] = []
+  const claimed = new Map<string, number>()
+  items.forEach((item, index) => {
+    if (!validItem(item)) {
+      const message = describeValidationError(inBatch(index, validItem.errors ?? []), 'body')
+      results[index] = failure(errors.invalidInput('invalid_body', message))
+      return
+    }
+    const valid = item as BatchItem
+    const key = valid.email.toLowerCase()
+    const earlier = claimed.get(key)
+    if (earlier !== undefined) {
+      results[index] = failure(errors.duplicateInBatch(index, earlier))
+      return
+    }
+    claimed.set(key, index)
+    writes.push({ index, item: valid })
+  })
+  return { results, writes }
+}
+
+export class BatchRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Imports `items` into the tenant; `query` runs the statements in a transaction of the caller's (an Idempotency-Key's). */
+  async upsert(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
+    const { results, writes } = checkItems(items)
+    const counts = { created: 0, updated: 0, unchanged: 0 }
+    if (writes.length > 0) {
+      const run = (q: Query) => this.write(q, tenantId, writes, results, counts)
+      await (query ? run(query) : this.db.transaction(run))
+    }
+    const failed = results.filter((result) => result?.status === 400).length
+    return { results: results as BatchResult[], ...counts, failed }
+  }
+
+  private async write(
+    query: Query,
+    tenantId: string,
+    candidates: Write[],
+    results: (BatchResult | undefined)[],
+    counts: { created: number; updated: number; unchanged: number },
+  ): Promise<void> {
+    const names = [...new Set(candidates.flatMap(({ item }) => item.tags ?? []))]
+    const known = new Set(
+      names.length === 0
+        ? []
+        : (await query<{ name: string }>(batchSql.KNOWN_TAGS.name, batchSql.KNOWN_TAGS.sql, [tenantId, names])).map(
+            (row) => row.name,
+          ),
+    )
+    const writes = candidates.filter(({ index, item }) => {
+      const unknown = [...new Set(item.tags ?? [])].filter((name) => !known.has(name))
+      if (unknown.length > 0) results[index] = failure(errors.unknownTagsInItem(index, unknown))
+      return unknown.length === 0
+    })
+    // Each statement answers rows numbered by the item's place (from 1) in the array it was given.
+    const step = async (statement: { name: string; sql: string }, batch: Write[], status: 200 | 201) => {
+      if (batch.length === 0) return []
+      const rows = await query<Written>(statement.name, statement.sql, [
+        tenantId,
+        JSON.stringify(batch.map(({ item }) => item)),
+      ])
+      const done = new Set<number>()
+      for (const row of rows) {
+        const write = batch[row.n - 1] as Write
+        results[write.index] = { status, contact: row }
+        done.add(row.n - 1)
+      }
+      return batch.filter((_write, i) => !done.has(i))
+    }
+    const existing = await step(batchSql.INSERT, writes, 201)
+    counts.created = writes.length - existing.length
+    const unchanged = await step(batchSql.UPDATE, existing, 200)
+    counts.updated = existing.length - unchanged.length
+    const unread = await step(batchSql.READ, unchanged, 200)
+    counts.unchanged = unchanged.length
+    // Every email of the batch is now a contact of the tenant: one created here, or found by the update (which
+    // sees what other transactions committed before it).
+    if (unread.length > 0) throw new Error(`${unread.length} batch items found no contact after their upsert`)
+  }
+}
