@@ -1,0 +1,181 @@
+// The batch import on PostgreSQL (docs/performance.md, "Batch import"): 100,000 new contacts into one tenant,
+// 1,000 per call, 4 calls at a time, against the server run as its own process; then the same import again (every
+// item unchanged); beside them, PostgreSQL's own COPY of the same rows into another tenant (same table, same
+// triggers: the physical limit of this schema). Prints contacts per second, the ratio to COPY, the server's peak
+// RSS and how far the newest createdAt is from the database clock. Nothing is sent anywhere but 127.0.0.1.
+//
+//   tsx bench/import.ts            # BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres)
+//   CONTACTS=20000 tsx bench/import.ts
+import { spawn, spawnSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { createApiKey } from '../src/admin/api-keys.ts'
+import { openDatabase } from '../src/db/database.ts'
+import { deployMigrations } from '../src/db/migrate.ts'
+
+const CONTACTS = Number(process.env.CONTACTS ?? 100_000)
+const PER_CALL = 1000
+const AT_ONCE = 4
+
+const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const name = `rubrica_bench_import_${process.pid}`
+const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString()
+const sql = async <Row>(url: string, text: string): Promise<Row[]> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(text)).rows as Row[]
+  } finally {
+    await client.end()
+  }
+}
+
+const item = (i: number) => ({
+  email: `persona.${i}@example.it`,
+  firstName: `Nome${i % 997}`,
+  lastName: `Cognome${i % 991}`,
+  consentType: i % 2 ? 'consent' : 'contract',
+  stage: i % 5 ? 'lead' : 'customer',
+  ...(i % 3 === 0 ? { tags: ['vip'] } : {}),
+})
+const chunks = Array.from({ length: Math.ceil(CONTACTS / PER_CALL) }, (_, c) =>
+  JSON.stringify({
+    contacts: Array.from({ length: Math.min(PER_CALL, CONTACTS - c * PER_CALL) }, (_, i) => item(c * PER_CALL + i)),
+  }),
+)
+
+/** Kilobytes of the process's peak and current resident set (Linux). */
+function memoryOf(pid: number) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
+  return { peak: kb('VmHWM'), now: kb('VmRSS') }
+}
+
+await sql(adminUrl, `CREATE DATABASE "${name}"`)
+const workDir = mkdtempSync(join(tmpdir(), 'rubrica-import-'))
+let server: ReturnType<typeof spawn> | undefined
+try {
+  const database = await openDatabase({ url: dbUrl, poolSize: 2 })
+  await database.withSession((session) => deployMigrations(session))
+  const tenant = await database.prisma.tenant.create({ data: { name: 'Import' } })
+  const copied = await database.prisma.tenant.create({ data: { name: 'Copy' } })
+  for (const t of [tenant, copied]) await database.prisma.tag.create({ data: { tenantId: t.id, name: 'vip' } })
+  const { key } = await createApiKey(database.prisma, {
+    tenantId: tenant.id,
+    role: 'editor',
+    scopes: ['contacts:read', 'contacts:write'],
+  })
+  await database.close()
+
+  server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: dbUrl,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
+      RATE_LIMIT_MAX: '1000000',
+      WEBHOOKS_ENABLED: 'false',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const child = server
+  const base = await new Promise<string>((resolve, reject) => {
+    let output = ''
+    child.stdout?.on('data', (chunk) => {
+      output += chunk
+      const found = /Server listening at (http:\/\/[^"\s]+)/.exec(output)
+      if (found?.[1]) resolve(found[1])
+    })
+    child.on('exit', () => reject(new Error(`the server stopped:\n${output}`)))
+  })
+  const pid = child.pid as number
+  const before = memoryOf(pid)
+
+  const importAll = async () => {
+    const totals = { created: 0, updated: 0, unchanged: 0, failed: 0 }
+    let next = 0
+    const started = process.hrtime.bigint()
+    await Promise.all(
+      Array.from({ length: AT_ONCE }, async () => {
+        while (next < chunks.length) {
+          const body = chunks[next++]
+          const res = await fetch(`${base}/api/v1/contacts/batch`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body,
+          })
+          if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`)
+          const answer = (await res.json()) as typeof totals
+          for (const outcome of Object.keys(totals) as (keyof typeof totals)[]) totals[outcome] += answer[outcome]
+        }
+      }),
+    )
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9
+    return { ...totals, seconds, perSecond: Math.round(CONTACTS / seconds) }
+  }
+
+  const first = await importAll()
+  const afterFirst = memoryOf(pid)
+  const [clock] = await sql<{ ahead: number }>(
+    dbUrl,
+    `SELECT extract(epoch FROM max(created_at) - clock_timestamp())::float AS ahead FROM contacts
+     WHERE tenant_id = '${tenant.id}'`,
+  )
+  const again = await importAll()
+  const afterAgain = memoryOf(pid)
+
+  // COPY of the same rows: what the database itself takes to store them, triggers and indexes included.
+  const csv = join(workDir, 'contacts.csv')
+  writeFileSync(
+    csv,
+    Array.from({ length: CONTACTS }, (_, i) => {
+      const { email, firstName, lastName, consentType, stage } = item(i)
+      return [randomUUID(), email, firstName, lastName, consentType, stage, 'api', copied.id].join(',')
+    }).join('\n'),
+  )
+  const copyStarted = process.hrtime.bigint()
+  const copy = spawnSync(
+    'psql',
+    [
+      dbUrl,
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-c',
+      `\\copy contacts (id, email, first_name, last_name, consent_type, stage, source, tenant_id) FROM '${csv}' CSV`,
+    ],
+    { encoding: 'utf8' },
+  )
+  const copySeconds = Number(process.hrtime.bigint() - copyStarted) / 1e9
+  if (copy.status !== 0) throw new Error(`COPY failed: ${copy.stderr}`)
+
+  const mb = (kb: number) => `${Math.round(kb / 1024)} MB`
+  const copyPerSecond = Math.round(CONTACTS / copySeconds)
+  console.log(
+    `Batch import, ${CONTACTS} new contacts into one tenant, ${PER_CALL} per call, ${AT_ONCE} calls at a time`,
+  )
+  console.log(
+    `  import:  ${first.perSecond} contacts/s (${first.seconds.toFixed(1)} s; created ${first.created}, failed ${first.failed})`,
+  )
+  console.log(
+    `  re-run:  ${again.perSecond} contacts/s (${again.seconds.toFixed(1)} s; unchanged ${again.unchanged}, created ${again.created}, updated ${again.updated})`,
+  )
+  console.log(
+    `  COPY:    ${copyPerSecond} contacts/s (${copySeconds.toFixed(1)} s, same rows, same triggers, psql \\copy)`,
+  )
+  console.log(`  import / COPY: ${(first.perSecond / copyPerSecond).toFixed(2)}x`)
+  console.log(
+    `  server RSS: ${mb(before.now)} before, peak ${mb(Math.max(afterFirst.peak, afterAgain.peak))} during the imports`,
+  )
+  console.log(`  newest createdAt after the import: ${(clock?.ahead ?? Number.NaN).toFixed(3)} s from the clock`)
+} finally {
+  server?.kill('SIGTERM')
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  rmSync(workDir, { recursive: true, force: true })
+  await sql(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+}
