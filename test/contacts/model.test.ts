@@ -5,6 +5,7 @@
 
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
+import { batchStatements } from '../../src/contacts/batch/sql.ts'
 import { CONTACT_FIELDS, type ContactStorage, describeContact, type FieldSpec } from '../../src/contacts/model.ts'
 import { contactStatements } from '../../src/contacts/sql.ts'
 import { build } from '../helper.ts'
@@ -39,6 +40,13 @@ t.test('one more declared field reaches the schemas, their examples and every st
   t.same(update.params, ['tenant', 'id', 'Acme'])
   const list = sql.listStatement({ limit: 10, includeArchived: false })
   t.match(list.sql, /c\.company_name AS "companyName"/, 'read by the list')
+
+  t.ok('companyName' in described.BatchItemSchema.properties, 'in batch items')
+  t.notOk((described.BatchItemSchema.required as string[]).includes('companyName'), 'optional in batch items')
+  const batch = batchStatements(described.storage)
+  t.match(batch.INSERT.sql, /INSERT INTO contacts \([^)]*company_name/, 'created by a batch')
+  t.match(batch.UPDATE.sql, /company_name = CASE WHEN i\.item \? 'companyName'/, 'set by a batch when given')
+  t.match(batch.READ.sql, /c\.company_name AS "companyName"/, 'read by a batch')
 })
 
 t.test('a field the API only reads stays out of the bodies and the writes', async (t) => {
@@ -77,5 +85,25 @@ t.test("every stored field of the declaration is a column of the migrated databa
   const columns = new Set(rows.map((row) => row.column_name))
   for (const { field, stored } of describeContact(CONTACT_FIELDS).storage.answer) {
     if (stored) t.ok(columns.has(stored.column), `${field} is stored in contacts.${stored.column}`)
+  }
+})
+
+t.test("the initial value a batch gives a new contact's PATCH-only fields is the column's default", async (t) => {
+  const { app } = await build(t)
+  const rows = await app.db.query<{ column_name: string; column_default: string | null }>(
+    'contact_defaults',
+    "SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'contacts'",
+    [],
+  )
+  const defaults = new Map(rows.map((row) => [row.column_name, row.column_default]))
+  const initial = describeContact(CONTACT_FIELDS).storage.batch.filter(
+    ({ field }) => (CONTACT_FIELDS as Record<string, FieldSpec>)[field]?.initial !== undefined,
+  )
+  t.same(
+    initial.map(({ field }) => field),
+    ['emailStatus', 'stage'],
+  )
+  for (const { stored, absent } of initial) {
+    t.equal(defaults.get(stored.column), `'${absent}'${stored.cast}`, `${stored.column} defaults to ${absent}`)
   }
 })
