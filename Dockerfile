@@ -7,8 +7,10 @@
 # understands only the forms used below (shell-form RUN, plain COPY paths under WORKDIR, exec-form CMD and
 # HEALTHCHECK) and knows the final stage's single RUN line by heart: change the two files together.
 #
-# Node 24 is an LTS line supported until April 2028, and the version this image has been proven with (the
-# recipe script runs the same major); Node 26 (LTS since October 2026) is a --build-arg away once proven.
+# Node 24 is an LTS line supported until April 2028, and the version this image has been proven with: .node-version
+# pins the exact 24.x that CI runs the tests on and the recipe script builds with. An ARG cannot read that file, so
+# test/node-versions.test.ts (and the recipe) fail when this default's major and the file's differ: change both.
+# Node 26 (LTS since October 2026) is a --build-arg away once proven.
 # trixie-slim: current Debian stable, without compilers or curl; nothing here needs native builds.
 # For reproducible production builds, pin the digest: --build-arg NODE_IMAGE=node:24-trixie-slim@sha256:…
 ARG NODE_IMAGE=node:24-trixie-slim

@@ -14,9 +14,10 @@
 #   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379 \
 #     bash scripts/container-recipe.sh
 #
-# Optional: RECIPE_REPO (repository to clone, default this one), RECIPE_NODE=image|host (default image:
-# fetch the base image's Node.js major from the npm registry package node-linux-<arch>), HEALTH_PATH (default
-# /health), RECIPE_KEEP=1 (keep the temporary directory), RECIPE_STEP_TIMEOUT (seconds per build step, 600).
+# Optional: RECIPE_REPO (repository to clone, default this one), RECIPE_NODE=image|host (default image: the
+# Node.js of .node-version, which must have the base image's major, from the npm registry package
+# node-linux-<arch> through scripts/pinned-node.sh), HEALTH_PATH (default /health), RECIPE_KEEP=1 (keep the
+# temporary directory), RECIPE_STEP_TIMEOUT (seconds per build step, 600).
 # Needs git, node, npm, tar, setpriv (when root), script(1) (optional) and psql (with DATABASE_URL). Prints
 # PASS/FAIL/SKIP lines and a closing "container recipe: PASS|FAIL" line; exits 1 on any failure.
 #

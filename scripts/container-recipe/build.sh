@@ -3,7 +3,7 @@
 # Node.js put first on PATH, and the Dockerfile replayed (helper.mjs build): the build stage's COPY and RUN lines
 # run in $tmp/stages, the final stage's COPY lines assemble $app, its RUN line creates $data (DATA_DIR), and its
 # settings land in $image (JSON).
-# Uses repo, step_timeout and helper (the entry point), tmp (cleanup.sh); sets node_bin, app, data and image.
+# Uses root, repo, step_timeout and helper (the entry point), tmp (cleanup.sh); sets node_bin, app, data and image.
 # shellcheck disable=SC2154 # globals of the entry point and earlier parts, listed above
 
 clone_and_make_context() {
@@ -17,21 +17,21 @@ clone_and_make_context() {
   pass "build context: $files committed files pass .dockerignore"
 }
 
-# The build and the runs use the base image's Node.js major, unless RECIPE_NODE=host; sets node_bin.
+# The build and the runs use the base image's Node.js, unless RECIPE_NODE=host; sets node_bin. The exact version
+# is .node-version's (the one CI tests), which must have the base image's major: the Dockerfile's ARG cannot read
+# the file, so a change to one without the other stops here (and in test/node-versions.test.ts).
 use_base_image_node() {
-  local base major arch tarball
+  local base major pinned
   base=$(node "$helper" base "$tmp/src/Dockerfile")
   major=$(sed -n 's/^node:\([0-9][0-9]*\).*/\1/p' <<<"$base")
   node_bin=$(dirname "$(command -v node)")
   if [[ ${RECIPE_NODE:-image} == image && -n $major ]]; then
-    case $(uname -m) in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) arch= ;; esac
+    pinned=$(tr -d '[:space:]' <"$tmp/src/.node-version") || die "no .node-version in the committed tree"
+    [[ ${pinned%%.*} == "$major" ]] || die "the base image $base is Node.js $major, .node-version pins $pinned"
     mkdir "$tmp/node"
-    # npm's node-linux-* packages carry the official Node.js binaries; npm's cache keeps them between runs.
-    if [[ -n $arch ]] && tarball=$(cd "$tmp/node" && timeout 300 npm pack --silent "node-linux-$arch@$major" 2>/dev/null) &&
-      tar -xzf "$tmp/node/$tarball" -C "$tmp/node" package/bin/node; then
-      node_bin=$tmp/node/package/bin
-    else
-      warn "could not fetch Node.js $major from the npm registry; using this machine's $(node --version)"
+    if ! node_bin=$(bash "$root/scripts/pinned-node.sh" "$tmp/node" "$pinned"); then
+      node_bin=$(dirname "$(command -v node)")
+      warn "could not fetch Node.js $pinned from the npm registry; using this machine's $(node --version)"
     fi
   fi
   export PATH="$node_bin:$PATH"

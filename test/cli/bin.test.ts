@@ -26,7 +26,8 @@ function node(script: string, args: string[], env: Record<string, string> = {}):
   return new Promise((resolve) => {
     // tap instruments child processes even so; coverage of dist/ through source maps would blur the report.
     const options = { cwd: root, env: { ...inherited, _TAPJS_PROCESSINFO_COVERAGE_: '0', ...env } }
-    execFile('node', [script, ...args], options, (error, stdout, stderr) => {
+    // This process's Node, not whichever `node` comes first on PATH: CI runs the suite on two Nodes.
+    execFile(process.execPath, [script, ...args], options, (error, stdout, stderr) => {
       resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })
     })
   })
