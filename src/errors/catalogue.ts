@@ -144,7 +144,7 @@ export const CATALOGUE = {
   },
   payload_too_large: {
     status: 413,
-    when: 'a body larger than `BODY_LIMIT`',
+    when: "a body larger than `BODY_LIMIT`, or than the batch import's own limit (about 28 MB)",
     specified: false,
     example: (): ApiError => errors.payloadTooLarge(),
   },

@@ -25,13 +25,14 @@ export interface Idempotency {
   /**
    * Runs `execute` once for this tenant's key and request, inside the key's transaction (its statements go
    * through the `query` it is given); a retry gets the stored answer. `execute` answers what it wrote, and throws
-   * what it refuses: a refusal is not stored.
+   * what it refuses: a refusal is not stored. `maxAnswerBytes`: the largest answer the route can give.
    */
   once(
     tenantId: string,
     key: string,
     request: unknown,
     execute: (query: Query) => Promise<StoredAnswer>,
+    maxAnswerBytes?: number,
   ): Promise<Answer>
 }
 
@@ -41,14 +42,40 @@ declare module 'fastify' {
   }
 }
 
-/** JSON with object keys sorted: the same request, whatever order its fields came in, hashes the same. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+/** A piece of canonical JSON already written, between the values still to write. */
+class Written {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * JSON with object keys sorted: the same request, whatever order its fields came in, hashes the same. Written
+ * with a stack of its own, not by recursion: a batch hashes its items before checking them, and an item nested
+ * ten thousand levels deep must not overflow the call stack.
+ */
+function canonical(root: unknown): string {
+  const out: string[] = []
+  const pending: unknown[] = [root]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (value instanceof Written) {
+      out.push(value.text)
+    } else if (Array.isArray(value)) {
+      out.push('[')
+      pending.push(new Written(']'))
+      for (let i = value.length - 1; i >= 0; i--) pending.push(value[i], ...(i > 0 ? [new Written(',')] : []))
+    } else if (value !== null && typeof value === 'object') {
+      const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      out.push('{')
+      pending.push(new Written('}'))
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, member] = entries[i] as [string, unknown]
+        pending.push(member, new Written(`${i > 0 ? ',' : ''}${JSON.stringify(key)}:`))
+      }
+    } else {
+      out.push(JSON.stringify(value))
+    }
   }
-  return JSON.stringify(value)
+  return out.join('')
 }
 
 /**
@@ -60,12 +87,13 @@ export async function answerOnce(
   request: FastifyRequest,
   reply: FastifyReply,
   execute: (query?: Query) => Promise<StoredAnswer>,
+  maxAnswerBytes?: number,
 ) {
   if (isRepeated(request.raw.rawHeaders, 'idempotency-key')) throw errors.repeatedIdempotencyKey()
   const key = request.headers['idempotency-key']
   const answer: StoredAnswer & { replayed?: boolean } =
     typeof key === 'string'
-      ? await request.server.idempotency.once(tenantOf(request), key, request.body, execute)
+      ? await request.server.idempotency.once(tenantOf(request), key, request.body, execute, maxAnswerBytes)
       : await execute()
   if (answer.replayed) reply.header('idempotent-replayed', 'true')
   return reply.code(answer.status).headers(answer.headers).type('application/json; charset=utf-8').send(answer.body)
@@ -77,7 +105,7 @@ export default fp(
     schedulePurge(fastify, 'idempotency keys', () => idempotencyKeys.purge(db.query))
 
     fastify.decorate('idempotency', {
-      once: (tenantId, key, request, execute) =>
+      once: (tenantId, key, request, execute, maxAnswerBytes) =>
         db.transaction(async (query) => {
           const hash = createHash('sha256').update(canonical(request)).digest('hex')
           if (!(await idempotencyKeys.lock(query, tenantId, key))) throw errors.idempotencyKeyInUse()
@@ -85,7 +113,7 @@ export default fp(
           if (stored && stored.requestHash !== hash) throw errors.idempotencyKeyReused()
           if (stored) return { ...stored.answer, replayed: true }
           const answer = await execute(query)
-          await idempotencyKeys.store(query, tenantId, key, hash, answer)
+          await idempotencyKeys.store(query, tenantId, key, hash, answer, maxAnswerBytes)
           return { ...answer, replayed: false }
         }),
     } satisfies Idempotency)

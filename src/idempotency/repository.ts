@@ -8,9 +8,10 @@ import type { Query } from '../db/database.js'
 export const RETENTION = '24 hours'
 
 /**
- * The largest answer a key may keep (body and headers). A 201's contact is bounded by the field limits (LIMITS,
- * 100 tags of 64 characters at most: about 27 KB at worst, a test builds it; a typical contact is under 1 KB); an
- * answer past this bound is a bug, refused rather than stored.
+ * The largest answer a key may keep (body and headers), unless the route says otherwise. A 201's contact is
+ * bounded by the field limits (LIMITS, 100 tags of 64 characters at most: about 27 KB at worst, a test builds it;
+ * a typical contact is under 1 KB); an answer past its bound is a bug, refused rather than stored. The batch
+ * import's answer holds up to 1,000 contacts and has a bound of its own (BATCH_ANSWER_BYTES).
  */
 export const MAX_STORED_ANSWER_BYTES = 32 * 1024
 
@@ -58,10 +59,17 @@ export const idempotencyKeys = {
     return { requestHash: row.requestHash.trim(), answer }
   },
 
-  async store(query: Query, tenantId: string, key: string, requestHash: string, answer: StoredAnswer): Promise<void> {
+  async store(
+    query: Query,
+    tenantId: string,
+    key: string,
+    requestHash: string,
+    answer: StoredAnswer,
+    maxBytes = MAX_STORED_ANSWER_BYTES,
+  ): Promise<void> {
     const headers = JSON.stringify(answer.headers)
     const size = Buffer.byteLength(headers) + Buffer.byteLength(answer.body)
-    if (size > MAX_STORED_ANSWER_BYTES) throw new Error(`an answer of ${size} bytes is too large to keep`)
+    if (size > maxBytes) throw new Error(`an answer of ${size} bytes is too large to keep`)
     const params = [tenantId, key, requestHash, answer.status, headers, answer.body]
     await query('idempotency_store', STORE_SQL, params)
   },

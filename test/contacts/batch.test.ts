@@ -2,6 +2,7 @@
 // whole request refused only when it is not a batch; events like single writes; races and walks during imports.
 import t from 'tap'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
+import { BatchRepository } from '../../src/contacts/batch/repository.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
 const BATCH = '/api/v1/contacts/batch'
@@ -365,4 +366,55 @@ t.test('only keys that may write import', async (t) => {
   const reader = await createTenantWithKey(app, { scopes: ['contacts:read'] })
   t.equal((await upsert(app, viewer.key, [{ email: 'a@example.it' }])).json().error.code, 'insufficient_role')
   t.equal((await upsert(app, reader.key, [{ email: 'a@example.it' }])).json().error.code, 'insufficient_scope')
+})
+
+t.test('an Idempotency-Key keeps the answer of a full batch, and hashes deeply nested items', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000' })
+  const { key, tenantId } = await createTenantWithKey(app)
+  const items = Array.from({ length: 1000 }, (_, i) => ({ email: `chiave${i}@example.it`, firstName: 'Nome' }))
+  const headers = { 'idempotency-key': 'lotto-intero' }
+  const first = await upsert(app, key, items, headers)
+  t.equal(first.statusCode, 200, 'a 1,000-item answer is kept')
+  const retry = await upsert(app, key, items, headers)
+  t.equal(retry.headers['idempotent-replayed'], 'true')
+  t.equal(retry.body, first.body)
+  t.equal(await app.db.prisma.contact.count({ where: { tenantId } }), 1000)
+
+  const deep = `${'['.repeat(10_000)}"fondo"${']'.repeat(10_000)}`
+  const nested = await request(app, key, {
+    method: 'POST',
+    url: BATCH,
+    headers: { 'content-type': 'application/json', 'idempotency-key': 'annidato' },
+    payload: `{"contacts":[{"email":"a@example.it"},${deep}]}`,
+  })
+  t.equal(nested.statusCode, 200)
+  t.same(
+    (nested.json() as Answer).results.map((r) => r.error?.code ?? r.status),
+    [201, 'invalid_body'],
+  )
+})
+
+t.test('batches and PATCHes on the same contacts never deadlock', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '100000' })
+  const { key, tenantId } = await createTenantWithKey(app)
+  const shared = (await imported(app, key, [{ email: 'condiviso@example.it' }])).results[0]?.contact?.id
+  // Two repositories, as two instances would have: each instance runs one batch of a tenant at a time.
+  const instances = [new BatchRepository(app.db), new BatchRepository(app.db)]
+  const failures: string[] = []
+  for (let round = 0; round < 15; round++) {
+    const fresh = Array.from({ length: 20 }, (_, i) => ({ email: `r${round}-${i}@example.it` }))
+    const outcomes = await Promise.allSettled([
+      instances[0]?.upsert(tenantId, [...fresh, { email: 'condiviso@example.it', lastName: `A${round}` }]),
+      instances[1]?.upsert(tenantId, [{ email: 'CONDIVISO@example.it', lastName: `B${round}` }]),
+      request(app, key, { method: 'PATCH', url: `${LIST}/${shared}`, payload: { firstName: `P${round}` } }),
+    ])
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') failures.push(String(outcome.reason))
+      else if (outcome.value && 'statusCode' in outcome.value && outcome.value.statusCode !== 200) {
+        failures.push(outcome.value.body)
+      }
+    }
+  }
+  t.same(failures, [], 'no deadlock, no error')
+  t.equal(await app.db.prisma.contact.count({ where: { tenantId } }), 1 + 15 * 20)
 })

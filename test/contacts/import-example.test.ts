@@ -36,7 +36,7 @@ t.test('the example imports a CSV file, reports bad rows by line, and a re-run c
     file,
     [
       'email,firstName,lastName,stage,tags',
-      'anna@example.it,Anna,"Rossi, detta Annina",customer,vip|newsletter',
+      'anna@example.it,Anna,"Rossi, detta Annina",customer,vip | newsletter',
       'non-una-email,Bruno,,,',
       'carla@example.it,Carla,,,',
       '',
@@ -49,6 +49,7 @@ t.test('the example imports a CSV file, reports bad rows by line, and a re-run c
   t.match(first.err, /^riga 3: Il campo "contacts\[1\]\.email" non è valido/m, 'the bad row, by its line')
   const anna = await app.db.prisma.contact.findFirst({ where: { tenantId, emailKey: 'anna@example.it' } })
   t.match(anna, { lastName: 'Rossi, detta Annina', stage: 'customer' })
+  t.equal(await app.db.prisma.contactTag.count({ where: { contactId: anna?.id } }), 2, 'tags split and trimmed')
 
   await writeFile(file, 'email,firstName\nanna@example.it,Anna\ncarla@example.it,Carla\n')
   const again = await run(file, env)

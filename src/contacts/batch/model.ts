@@ -2,6 +2,7 @@
 // Contact's fields); the answer has one BatchResult per item, in the order sent, and the counts of each outcome.
 import { type Static, Type } from '@sinclair/typebox'
 import type { ErrorCode } from '../../errors/catalogue.js'
+import { MAX_STORED_ANSWER_BYTES } from '../../idempotency/repository.js'
 import { StringEnum } from '../../schemas/string-enum.js'
 import { BatchItemSchema, ContactSchema, EmailStatusSchema, StageSchema } from '../model.js'
 
@@ -151,5 +152,11 @@ export const BATCH_BODY_LIMIT =
     }) +
       1) +
   64
+
+/**
+ * The largest answer a batch gives, which an Idempotency-Key keeps: 1,000 results of the largest contact a single
+ * write's answer can be (MAX_STORED_ANSWER_BYTES), and the counts.
+ */
+export const BATCH_ANSWER_BYTES = MAX_BATCH_ITEMS * (MAX_STORED_ANSWER_BYTES + 64) + 1024
 
 export const batchSchemas = [BatchItemSchema, BatchUpsertSchema, BatchResultSchema, BatchResponseSchema]

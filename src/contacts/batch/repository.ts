@@ -1,7 +1,8 @@
 // The batch import: each item is checked alone (its rules, its email not already in the batch, its tags), and
-// the items that pass are written together in one transaction of at most three statements (src/contacts/batch/
-// sql.ts): create those whose email names no contact, update the others where something changes, read the rest.
-// Every method takes the tenant id; the statements filter by it.
+// the items that pass are written together in one transaction (src/contacts/batch/sql.ts): take the tenant's
+// creation lock, update the contacts the items name where something changes, create those no contact has, read
+// the rest. Every method takes the tenant id; the statements filter by it. An instance runs one batch of a tenant
+// at a time: the others wait here, not holding a pooled connection while the tenant's lock is taken.
 import { Type } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import type { Database, Query } from '../../db/database.js'
@@ -59,10 +60,27 @@ export function checkItems(items: readonly unknown[]): { results: (BatchResult |
 }
 
 export class BatchRepository {
+  /** Per tenant, the end of the last batch started on this instance. */
+  private readonly running = new Map<string, Promise<unknown>>()
+
   constructor(private readonly db: Database) {}
 
   /** Imports `items` into the tenant; `query` runs the statements in a transaction of the caller's (an Idempotency-Key's). */
-  async upsert(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
+  upsert(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
+    const previous = this.running.get(tenantId) ?? Promise.resolve()
+    const next = previous.then(
+      () => this.run(tenantId, items, query),
+      () => this.run(tenantId, items, query),
+    )
+    const settled = next.catch(() => undefined)
+    this.running.set(tenantId, settled)
+    void settled.then(() => {
+      if (this.running.get(tenantId) === settled) this.running.delete(tenantId)
+    })
+    return next
+  }
+
+  private async run(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
     const { results, writes } = checkItems(items)
     const counts = { created: 0, updated: 0, unchanged: 0 }
     if (writes.length > 0) {
@@ -108,14 +126,16 @@ export class BatchRepository {
       }
       return batch.filter((_write, i) => !done.has(i))
     }
-    const existing = await step(batchSql.INSERT, writes, 201)
-    counts.created = writes.length - existing.length
-    const unchanged = await step(batchSql.UPDATE, existing, 200)
-    counts.updated = existing.length - unchanged.length
-    const unread = await step(batchSql.READ, unchanged, 200)
-    counts.unchanged = unchanged.length
-    // Every email of the batch is now a contact of the tenant: one created here, or found by the update (which
-    // sees what other transactions committed before it).
+    if (writes.length === 0) return
+    await query(batchSql.TENANT_LOCK.name, batchSql.TENANT_LOCK.sql, [tenantId])
+    const notUpdated = await step(batchSql.UPDATE, writes, 200)
+    counts.updated = writes.length - notUpdated.length
+    const notCreated = await step(batchSql.INSERT, notUpdated, 201)
+    counts.created = notUpdated.length - notCreated.length
+    const unread = await step(batchSql.READ, notCreated, 200)
+    counts.unchanged = notCreated.length
+    // Every email of the batch is now a contact of the tenant: updated or created here, or found as it was (the
+    // tenant's lock, taken first, keeps other writers from creating one meanwhile).
     if (unread.length > 0) throw new Error(`${unread.length} batch items found no contact after their upsert`)
   }
 }

@@ -7,7 +7,7 @@ import { tenantOf } from '../../auth/authorization.js'
 import type { Query } from '../../db/database.js'
 import { answerOnce } from '../../idempotency/plugin.js'
 import { compileValidator } from '../../plugins/app/validation.js'
-import { BATCH_BODY_LIMIT, BatchShapeSchema } from './model.js'
+import { BATCH_ANSWER_BYTES, BATCH_BODY_LIMIT, BatchShapeSchema } from './model.js'
 import { importContacts } from './operations.js'
 import { BatchRepository } from './repository.js'
 
@@ -37,10 +37,15 @@ const batch: FastifyPluginAsyncTypebox = async (fastify) => {
         compileValidator({ schema: httpPart === 'body' ? BatchShapeSchema : schema, httpPart }),
     },
     async (request, reply) =>
-      answerOnce(request, reply, async (query?: Query) => {
-        const response = await fastify.batches.upsert(tenantOf(request), request.body.contacts, query)
-        return { status: 200, headers: {}, body: String(reply.serializeInput(response, '200', 'application/json')) }
-      }),
+      answerOnce(
+        request,
+        reply,
+        async (query?: Query) => {
+          const response = await fastify.batches.upsert(tenantOf(request), request.body.contacts, query)
+          return { status: 200, headers: {}, body: String(reply.serializeInput(response, '200', 'application/json')) }
+        },
+        BATCH_ANSWER_BYTES,
+      ),
   )
 }
 

@@ -105,13 +105,23 @@ export function batchStatements(storage: ContactStorage) {
   FROM items i JOIN contacts c ON c.tenant_id = $1 AND c.email_key = i.key`,
   )
 
+  /**
+   * The tenant's lock on creating contacts, the one the insert trigger takes (contacts_before_write), taken first:
+   * every writer then takes its locks in one order (this lock, contact rows, the tenant's event counter), so a
+   * batch and a PATCH or another batch never wait on each other in a circle.
+   */
+  const TENANT_LOCK = named(
+    'contacts_batch_lock',
+    "SELECT pg_advisory_xact_lock(hashtextextended('rubrica.contacts.created_at:' || $1::text, 0))::text AS locked",
+  )
+
   /** Which of the names `$2` are tags of the tenant. */
   const KNOWN_TAGS = named(
     'contacts_batch_tags',
     'SELECT name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[])',
   )
 
-  return { INSERT, UPDATE, READ, KNOWN_TAGS }
+  return { TENANT_LOCK, INSERT, UPDATE, READ, KNOWN_TAGS }
 }
 
 export const batchSql = batchStatements(contact.storage)
