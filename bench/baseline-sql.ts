@@ -51,7 +51,7 @@ export function listStatement(query: ListQuery): Prepared & { params: string[] }
     conditions.push(condition(`$${params.length + 1}`))
     flags.push(flag)
   }
-  // The cursor goes to PostgreSQL as text: a finer instant than the stored milliseconds compares exactly.
+  // The cursor goes to PostgreSQL as text: it is read to the microsecond createdAt is stored with.
   filter('cursor', (p) => `c.created_at < ${p}::timestamptz`, query.cursor)
   filter('status', (p) => `c.email_status = ${p}::email_status`, query.emailStatus)
   filter('stage', (p) => `c.stage = ${p}::stage`, query.stage)
@@ -60,7 +60,9 @@ export function listStatement(query: ListQuery): Prepared & { params: string[] }
     flags.push('live')
   }
   const rows = query.limit + 1
-  const text = `SELECT ${CONTACT} FROM contacts c WHERE ${conditions.join(' AND ')}
+  // The API's cursor: createdAt to the microsecond (three zeros dropped), as `next`.
+  const cursor = `regexp_replace(to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '000Z$', 'Z')`
+  const text = `SELECT ${CONTACT}, ${cursor} AS cursor FROM contacts c WHERE ${conditions.join(' AND ')}
     ORDER BY c.created_at DESC LIMIT ${rows}`
   return { name: `baseline_list_${rows}_${flags.join('_') || 'all'}`, text, params }
 }

@@ -95,14 +95,15 @@ app.get('/api/v1/contacts', async (request, reply) => {
   const query = parseList(request.query as Record<string, unknown>)
   if (typeof query === 'string') return refuse(reply, invalid('invalid_query', query))
   const statement = listStatement(query)
-  const { rows } = await pool.query<ContactRow>({
+  const { rows } = await pool.query<ContactRow & { cursor: string }>({
     name: statement.name,
     text: statement.text,
     values: [tenantId, ...statement.params],
   })
   const more = rows.length > query.limit
   if (more) rows.length = query.limit
-  return { data: rows, next: more ? (rows.at(-1)?.createdAt ?? null) : null }
+  const next = more ? (rows.at(-1)?.cursor ?? null) : null
+  return { data: rows.map(({ cursor: _cursor, ...contact }) => contact), next }
 })
 
 app.post('/api/v1/contacts', async (request, reply) => {
