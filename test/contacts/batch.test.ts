@@ -33,6 +33,22 @@ async function imported(app: App, key: string, contacts: unknown): Promise<Answe
   return res.json() as Answer
 }
 
+/** The ids of a walk of the list, following `next` at `limit` a page. */
+async function walk(app: App, key: string, limit: number): Promise<string[]> {
+  const seen: string[] = []
+  let cursor: string | null = null
+  do {
+    const url: string = `${LIST}?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`
+    const page = (await request(app, key, { method: 'GET', url })).json() as {
+      data: { id: string }[]
+      next: string | null
+    }
+    seen.push(...page.data.map((c) => c.id))
+    cursor = page.next
+  } while (cursor !== null)
+  return seen
+}
+
 async function etagOf(app: App, key: string, id: string) {
   return (await request(app, key, { method: 'GET', url: `${LIST}/${id}` })).headers.etag
 }
@@ -252,17 +268,7 @@ t.test('1,000 new contacts in one call: each once in a walk, createdAt distinct 
     Array.from({ length: 1000 }, (_, i) => ({ email: `persona${i}@example.it` })),
   )
   t.equal(answer.created, 1000)
-  const seen: string[] = []
-  let cursor: string | null = null
-  do {
-    const url: string = `${LIST}?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`
-    const page = (await request(app, key, { method: 'GET', url })).json() as {
-      data: { id: string }[]
-      next: string | null
-    }
-    seen.push(...page.data.map((c) => c.id))
-    cursor = page.next
-  } while (cursor !== null)
+  const seen = await walk(app, key, 200)
   t.equal(seen.length, 1000, 'every contact on the walk')
   t.equal(new Set(seen).size, 1000, 'none twice')
   const [row] = await app.db.prisma.$queryRawUnsafe<{ distinct: number; ahead: number }[]>(
@@ -292,17 +298,7 @@ t.test('walks during an import see every contact that existed when they began, o
       ),
     ),
   )
-  const seen: string[] = []
-  let cursor: string | null = null
-  do {
-    const url: string = `${LIST}?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`
-    const page = (await request(app, key, { method: 'GET', url })).json() as {
-      data: { id: string }[]
-      next: string | null
-    }
-    seen.push(...page.data.map((c) => c.id))
-    cursor = page.next
-  } while (cursor !== null)
+  const seen = await walk(app, key, 7)
   const during = await importing
   t.ok(
     during.every((a) => a.created === 250),
