@@ -24,6 +24,11 @@ export const ConfigSchema = Type.Object({
   /** How long a resolved API key is trusted before it is read again (revocations take effect within it). */
   AUTH_CACHE_TTL_MS: Type.Integer({ default: 5000, minimum: 0, maximum: 5000 }),
   BODY_LIMIT: Type.Integer({ default: 65536, minimum: 1024 }),
+  /**
+   * Batch imports an instance writes at once (on PostgreSQL at most DATABASE_POOL_SIZE - 1), and how many of the
+   * largest it holds at once, received or waiting: their bodies may total this many times the batch body limit.
+   */
+  BATCH_CONCURRENCY: Type.Integer({ default: 2, minimum: 1, maximum: 64 }),
   /** Where clients reach the service (https://…): the OpenAPI document's server. Unset: no server is named. */
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+(/[^?#]*)?$' })),
   /** redis://… shares the rate-limit counters between instances; unset: each process counts on its own. */

@@ -16,7 +16,7 @@ export interface CodeSpec {
 export const CATALOGUE = {
   invalid_body: {
     status: 400,
-    when: 'malformed JSON, invalid UTF-8, missing or non-JSON content type, wrong types, unknown fields, formats and lengths; names the field; bodies are never type-coerced',
+    when: 'malformed JSON, invalid UTF-8, JSON nested too deep or holding too many objects and lists, missing or non-JSON content type, wrong types, unknown fields, formats and lengths; names the field; bodies are never type-coerced',
     specified: true,
     example: (): ApiError =>
       errors.invalidInput('invalid_body', 'Il campo "firstName" non è valido: deve essere un testo.'),
@@ -144,7 +144,7 @@ export const CATALOGUE = {
   },
   payload_too_large: {
     status: 413,
-    when: "a body larger than `BODY_LIMIT`, or than the batch import's own limit (about 28 MB)",
+    when: "a body larger than `BODY_LIMIT`, or than the batch import's own limit (about 7.4 MB)",
     specified: false,
     example: (): ApiError => errors.payloadTooLarge(),
   },
@@ -183,6 +183,12 @@ export const CATALOGUE = {
     when: 'an unforeseen failure: a generic message; the detail is only in the log, with the request id',
     specified: true,
     example: (): ApiError => errors.internal(),
+  },
+  server_busy: {
+    status: 503,
+    when: 'the instance holds as many batch imports as `BATCH_CONCURRENCY` lets it; refused before the body is read, `Retry-After` says when to retry',
+    specified: false,
+    example: (): ApiError => errors.serverBusy(3),
   },
   service_unavailable: {
     status: 503,
@@ -299,6 +305,16 @@ export const errors = {
   invalidJsonOrForbiddenKeys: () =>
     new ApiError('invalid_body', 'Il corpo della richiesta non è un JSON valido o contiene chiavi vietate.'),
   invalidUtf8: () => new ApiError('invalid_body', 'Il corpo della richiesta non è testo UTF-8 valido.'),
+  jsonTooDeep: (maxDepth: number) =>
+    new ApiError(
+      'invalid_body',
+      `Il JSON del corpo annida oggetti e liste su più di ${maxDepth} livelli, il massimo consentito.`,
+    ),
+  jsonTooManyContainers: (maxContainers: number) =>
+    new ApiError(
+      'invalid_body',
+      `Il JSON del corpo contiene più di ${maxContainers} oggetti e liste, il massimo consentito.`,
+    ),
   payloadTooLarge: () =>
     new ApiError('payload_too_large', 'Il corpo della richiesta supera la dimensione massima consentita.'),
   unsupportedEncoding: () =>
@@ -349,6 +365,15 @@ export const errors = {
     new ApiError(
       'service_unavailable',
       'I webhook non sono disponibili su questo servizio: manca la chiave che ne protegge i segreti.',
+    ),
+  serverBusy: (retryAfterSeconds: number) =>
+    new ApiError(
+      'server_busy',
+      `Il servizio sta già eseguendo tutte le importazioni in blocco che può: riprova tra ${retryAfterSeconds} ${plural(
+        retryAfterSeconds,
+        'secondo',
+        'secondi',
+      )}.`,
     ),
   serviceUnavailable: () =>
     new ApiError('service_unavailable', 'Servizio temporaneamente non disponibile. Riprova tra poco.'),

@@ -111,9 +111,18 @@ const STATUSES: Record<ErrorStatus, StatusSpec> = {
   431: { description: 'Intestazioni della richiesta troppo grandi', counted: false },
   500: { description: 'Errore interno: il dettaglio è solo nel log, con l’id della richiesta', counted: false },
   503: {
-    description: 'Servizio temporaneamente non disponibile (database irraggiungibile o arresto in corso): riprovare',
+    description:
+      'Servizio temporaneamente non disponibile (database irraggiungibile, arresto in corso, o troppe importazioni ' +
+      'in blocco in corso): riprovare',
     counted: false,
   },
+}
+
+/** Sent with server_busy only, so not required on a 503. */
+const busyRetryAfter = {
+  type: 'integer' as const,
+  description: 'Con server_busy: secondi da attendere prima di riprovare',
+  example: 3,
 }
 
 function failure(status: ErrorStatus, codes: readonly ErrorCode[]) {
@@ -122,7 +131,11 @@ function failure(status: ErrorStatus, codes: readonly ErrorCode[]) {
     codes.map((code) => [code, { summary: code, value: CATALOGUE[code].example().toBody() }]),
   )
   const retryAfter =
-    status === 429 ? { 'Retry-After': header('integer', 'Secondi da attendere prima di riprovare', 42) } : {}
+    status === 429
+      ? { 'Retry-After': header('integer', 'Secondi da attendere prima di riprovare', 42) }
+      : codes.includes('server_busy')
+        ? { 'Retry-After': busyRetryAfter }
+        : {}
   const allow = status === 405 ? { Allow: header('string', 'Metodi ammessi su questo percorso', 'GET, POST') } : {}
   return {
     description: `${spec.description}. Codici: ${codes.join(', ')}.`,

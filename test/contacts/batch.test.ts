@@ -3,7 +3,9 @@
 import t from 'tap'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
 import { BatchRepository } from '../../src/contacts/batch/repository.ts'
+import { MAX_JSON_DEPTH } from '../../src/plugins/app/json-shape.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
+import { largestBatchBody, largestEmail } from '../largest-batch.ts'
 
 const BATCH = '/api/v1/contacts/batch'
 const LIST = '/api/v1/contacts'
@@ -228,35 +230,30 @@ t.test('requests that are not a batch are refused whole, and write nothing', asy
   t.equal(await app.db.prisma.contact.count({ where: { tenantId } }), 0, 'nothing was written')
 })
 
-t.test('the body limit fits 1,000 items of the largest size the rules allow', async (t) => {
+t.test('the body limit fits 1,000 of the largest items in ASCII, not in four-byte characters', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000' })
   const { key } = await createTenantWithKey(app)
-  const wide = (n: number) => '😀'.repeat(n)
-  // A 254-character address: 64 characters before @, then labels of 63.
-  const email = (i: number) => `${String(i).padStart(64, 'u')}@${'d'.repeat(63)}.${'e'.repeat(63)}.${'f'.repeat(58)}.it`
-  const items = Array.from({ length: 1000 }, (_, i) => ({
-    email: email(i),
-    firstName: wide(100),
-    lastName: wide(100),
-    phone: '0'.repeat(32),
-    emailStatus: 'pending_review',
-    stage: 'ex_customer',
-    consentType: wide(64),
-    tags: Array.from({ length: 100 }, (_, j) => `${wide(62)}${String(j).padStart(2, '0')}`),
-  }))
-  t.equal(email(0).length, 254)
-  const payload = JSON.stringify({ contacts: items })
-  t.ok(Buffer.byteLength(payload) > 26_000_000, `a body of ${Buffer.byteLength(payload)} bytes`)
-  const res = await request(app, key, {
-    method: 'POST',
-    url: BATCH,
-    payload,
-    headers: { 'content-type': 'application/json' },
-  })
+  t.equal(largestEmail('x', 0).length, 254)
+  const send = (payload: string) =>
+    request(app, key, { method: 'POST', url: BATCH, payload, headers: { 'content-type': 'application/json' } })
+
+  const ascii = largestBatchBody('limite')
+  const bytes = Buffer.byteLength(ascii)
+  t.ok(bytes <= BATCH_BODY_LIMIT && bytes > BATCH_BODY_LIMIT - 5000, `a body of ${bytes} bytes fills the limit`)
+  const res = await send(ascii)
   t.equal(res.statusCode, 200, 'accepted whole')
   const answer = res.json() as Answer
   t.equal(answer.failed, 1000, 'every item checked: their tags do not exist')
   t.equal(answer.results[999]?.error?.code, 'unknown_tag')
+
+  const wide = largestBatchBody('largo', 'emoji')
+  t.ok(Buffer.byteLength(wide) > 3 * BATCH_BODY_LIMIT, 'the same items in four-byte characters take over 3 times more')
+  const refused = await send(wide)
+  t.equal(refused.statusCode, 413)
+  t.equal(refused.json().error.code, 'payload_too_large')
+  const fitting = Math.floor(1000 * (BATCH_BODY_LIMIT / Buffer.byteLength(wide)))
+  const split = await send(largestBatchBody('diviso', 'emoji', fitting))
+  t.equal(split.statusCode, 200, `${fitting} of them fit in one batch`)
 })
 
 t.test('1,000 new contacts in one call: each once in a walk, createdAt distinct and never ahead', async (t) => {
@@ -364,7 +361,7 @@ t.test('only keys that may write import', async (t) => {
   t.equal((await upsert(app, reader.key, [{ email: 'a@example.it' }])).json().error.code, 'insufficient_scope')
 })
 
-t.test('an Idempotency-Key keeps the answer of a full batch, and hashes deeply nested items', async (t) => {
+t.test('an Idempotency-Key keeps the answer of a full batch, and hashes nested items', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000' })
   const { key, tenantId } = await createTenantWithKey(app)
   const items = Array.from({ length: 1000 }, (_, i) => ({ email: `chiave${i}@example.it`, firstName: 'Nome' }))
@@ -376,18 +373,27 @@ t.test('an Idempotency-Key keeps the answer of a full batch, and hashes deeply n
   t.equal(retry.body, first.body)
   t.equal(await app.db.prisma.contact.count({ where: { tenantId } }), 1000)
 
-  const deep = `${'['.repeat(10_000)}"fondo"${']'.repeat(10_000)}`
-  const nested = await request(app, key, {
-    method: 'POST',
-    url: BATCH,
-    headers: { 'content-type': 'application/json', 'idempotency-key': 'annidato' },
-    payload: `{"contacts":[{"email":"a@example.it"},${deep}]}`,
-  })
+  // As deep as a body may nest: the root object and the list hold it, 30 more levels.
+  const deep = (levels: number) => `${'['.repeat(levels)}"fondo"${']'.repeat(levels)}`
+  const send = (levels: number, idempotencyKey: string) =>
+    request(app, key, {
+      method: 'POST',
+      url: BATCH,
+      headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+      payload: `{"contacts":[{"email":"a@example.it"},${deep(levels)}]}`,
+    })
+  const nested = await send(MAX_JSON_DEPTH - 2, 'annidato')
   t.equal(nested.statusCode, 200)
   t.same(
     (nested.json() as Answer).results.map((r) => r.error?.code ?? r.status),
     [201, 'invalid_body'],
   )
+  const deeper = await send(MAX_JSON_DEPTH - 1, 'troppo-annidato')
+  t.equal(deeper.statusCode, 400, 'one level more is refused whole')
+  t.match(deeper.json().error, {
+    code: 'invalid_body',
+    message: new RegExp(`JSON .* più di ${MAX_JSON_DEPTH} livelli`),
+  })
 })
 
 t.test('batches and PATCHes on the same contacts never deadlock', async (t) => {

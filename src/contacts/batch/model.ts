@@ -113,45 +113,58 @@ interface SizedSchema {
 
 /**
  * The most bytes of compact JSON a value valid against `schema` can take, every character of free text counted as
- * 4 bytes of UTF-8; `refs` resolves the schemas referred to by $id. Throws on a schema with no bound.
+ * `bytesPerCharacter` bytes of UTF-8 (1 for ASCII, up to 4); `refs` resolves the schemas referred to by $id.
+ * Throws on a schema with no bound.
  */
-export function largestJsonBytes(schema: SizedSchema, refs: Record<string, SizedSchema>): number {
+export function largestJsonBytes(
+  schema: SizedSchema,
+  refs: Record<string, SizedSchema>,
+  bytesPerCharacter: number,
+): number {
   if (schema.$ref !== undefined) {
     const target = refs[schema.$ref]
     if (!target) throw new Error(`no schema ${schema.$ref} to size`)
-    return largestJsonBytes(target, refs)
+    return largestJsonBytes(target, refs, bytesPerCharacter)
   }
   if (schema.enum) return Math.max(...schema.enum.map((value) => Buffer.byteLength(JSON.stringify(value))))
   const types = Array.isArray(schema.type) ? schema.type : [schema.type]
   return Math.max(
     ...types.map((type) => {
       if (type === 'null') return 4
-      if (type === 'string' && schema.maxLength !== undefined) return 2 + 4 * schema.maxLength
+      if (type === 'string' && schema.maxLength !== undefined) return 2 + bytesPerCharacter * schema.maxLength
       if (type === 'array' && schema.maxItems !== undefined && schema.items) {
-        return 2 + schema.maxItems * (largestJsonBytes(schema.items, refs) + 1)
+        return 2 + schema.maxItems * (largestJsonBytes(schema.items, refs, bytesPerCharacter) + 1)
       }
       if (type === 'object' && schema.properties) {
         const members = Object.entries(schema.properties)
-        return 2 + members.reduce((sum, [key, value]) => sum + key.length + 4 + largestJsonBytes(value, refs), 0)
+        return (
+          2 +
+          members.reduce(
+            (sum, [key, value]) => sum + key.length + 4 + largestJsonBytes(value, refs, bytesPerCharacter),
+            0,
+          )
+        )
       }
       throw new Error(`no bound on the size of a ${String(type)} value`)
     }),
   )
 }
 
+/** The most bytes a BatchItem takes in compact JSON when its text is ASCII, every field at its longest (about 7.4 KB). */
+export const LARGEST_ASCII_ITEM_BYTES = largestJsonBytes(
+  BatchItemSchema as SizedSchema,
+  { EmailStatus: EmailStatusSchema as SizedSchema, Stage: StageSchema as SizedSchema },
+  1,
+)
+
 /**
- * The batch route's body limit: `{"contacts":[` … `]}` around 1,000 of the largest items the rules allow and their
- * commas (about 27 MB). A body written with escapes (\uXXXX) or padded with white space can be larger than what it
- * holds; that is the client's to avoid.
+ * The batch route's body limit: `{"contacts":[` … `]}` around 1,000 of the largest items written in ASCII, and
+ * their commas (about 7.4 MB). Text in other scripts takes 2 to 4 bytes a character, so 1,000 items that long in
+ * such text do not fit, and are sent in more batches: what a batch costs the instance (time on its one thread, and
+ * memory) grows with its bytes, and this bound keeps both small (docs/operations.md, "Batch imports"). A body
+ * written with escapes (\uXXXX) or padded with white space is larger than what it holds.
  */
-export const BATCH_BODY_LIMIT =
-  MAX_BATCH_ITEMS *
-    (largestJsonBytes(BatchItemSchema as SizedSchema, {
-      EmailStatus: EmailStatusSchema as SizedSchema,
-      Stage: StageSchema as SizedSchema,
-    }) +
-      1) +
-  64
+export const BATCH_BODY_LIMIT = MAX_BATCH_ITEMS * (LARGEST_ASCII_ITEM_BYTES + 1) + 64
 
 /**
  * The largest answer a batch gives, which an Idempotency-Key keeps: 1,000 results of the largest contact a single

@@ -20,7 +20,10 @@ export const importContacts = {
     'ripete l’email di un elemento precedente (duplicate_in_batch) ha risultato 400, non cambia nulla e non ferma ' +
     'gli altri. La richiesta conta una volta nel limite di richieste. È rifiutata per intero, senza scrivere nulla, ' +
     `se non è un lotto (0 o più di ${MAX_BATCH_ITEMS} elementi, niente \`contacts\`: 400) o se supera ` +
-    `${BATCH_BODY_LIMIT} byte (413). Idempotency-Key come per POST.`,
+    `${BATCH_BODY_LIMIT} byte (413: ci stanno ${MAX_BATCH_ITEMS} elementi dei più lunghi scritti in ASCII; con testi ` +
+    'in altre scritture, che occupano fino a 4 byte per carattere, il lotto va diviso). Se il servizio sta già ' +
+    'eseguendo tutte le importazioni che può, è rifiutata prima di leggerne il corpo (503 server_busy, con ' +
+    'Retry-After). Idempotency-Key come per POST.',
   tags: ['contacts'],
   querystring: NoQuerySchema,
   headers: idempotencyHeaders,
@@ -35,6 +38,7 @@ export const importContacts = {
       'invalid_header',
       'idempotency_key_in_use',
       'idempotency_key_reused',
+      'server_busy',
     ]),
   },
 }

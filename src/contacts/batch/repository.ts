@@ -1,8 +1,7 @@
 // The batch import: each item is checked alone (its rules, its email not already in the batch, its tags), and
 // the items that pass are written together in one transaction (src/contacts/batch/sql.ts): take the tenant's
 // creation lock, update the contacts the items name where something changes, create those no contact has, read
-// the rest. Every method takes the tenant id; the statements filter by it. An instance runs one batch of a tenant
-// at a time: the others wait here, not holding a pooled connection while the tenant's lock is taken.
+// the rest. Every method takes the tenant id; the statements filter by it.
 import { Type } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import type { Database, Query } from '../../db/database.js'
@@ -16,6 +15,9 @@ import { batchSql } from './sql.js'
 const validItem = compileValidator({ schema: Type.Ref(BatchItemSchema), httpPart: 'body' })
 
 type Written = Contact & { n: number }
+
+/** On the embedded database, the items and tags a statement writes at most (see BatchRepository.slices). */
+export const SLICE_WEIGHT = 2000
 
 /** An item that passed its checks, with its place in the batch. */
 interface Write {
@@ -60,27 +62,14 @@ export function checkItems(items: readonly unknown[]): { results: (BatchResult |
 }
 
 export class BatchRepository {
-  /** Per tenant, the end of the last batch started on this instance. */
-  private readonly running = new Map<string, Promise<unknown>>()
-
   constructor(private readonly db: Database) {}
 
-  /** Imports `items` into the tenant; `query` runs the statements in a transaction of the caller's (an Idempotency-Key's). */
-  upsert(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
-    const previous = this.running.get(tenantId) ?? Promise.resolve()
-    const next = previous.then(
-      () => this.run(tenantId, items, query),
-      () => this.run(tenantId, items, query),
-    )
-    const settled = next.catch(() => undefined)
-    this.running.set(tenantId, settled)
-    void settled.then(() => {
-      if (this.running.get(tenantId) === settled) this.running.delete(tenantId)
-    })
-    return next
-  }
-
-  private async run(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
+  /**
+   * Imports `items` into the tenant; `query` runs the statements in a transaction of the caller's (an
+   * Idempotency-Key's). Callers run one batch of a tenant at a time (BatchAdmission.inTurn): another would wait
+   * for the tenant's lock in the database, holding a connection.
+   */
+  async upsert(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
     const { results, writes } = checkItems(items)
     const counts = { created: 0, updated: 0, unchanged: 0 }
     if (writes.length > 0) {
@@ -89,6 +78,32 @@ export class BatchRepository {
     }
     const failed = results.filter((result) => result?.status === 400).length
     return { results: results as BatchResult[], ...counts, failed }
+  }
+
+  /**
+   * The writes in the slices each statement takes. On PostgreSQL, one: the statements run in the database's own
+   * processes, and a statement per slice would lock rows after the tenant's event counter, out of the order every
+   * writer keeps. The embedded database runs a statement on this very thread, every other request waiting,
+   * /health included: slices of about SLICE_WEIGHT items and tags, with a turn of the event loop between them,
+   * keep each wait short (it runs one transaction at a time, so the order of locks does not matter there).
+   */
+  private slices(writes: Write[]): Write[][] {
+    if (this.db.kind !== 'pglite') return writes.length === 0 ? [] : [writes]
+    const slices: Write[][] = []
+    let slice: Write[] = []
+    let weight = 0
+    for (const write of writes) {
+      const itemWeight = 1 + (write.item.tags?.length ?? 0)
+      if (slice.length > 0 && weight + itemWeight > SLICE_WEIGHT) {
+        slices.push(slice)
+        slice = []
+        weight = 0
+      }
+      slice.push(write)
+      weight += itemWeight
+    }
+    if (slice.length > 0) slices.push(slice)
+    return slices
   }
 
   private async write(
@@ -111,20 +126,25 @@ export class BatchRepository {
       if (unknown.length > 0) results[index] = failure(errors.unknownTagsInItem(index, unknown))
       return unknown.length === 0
     })
-    // Each statement answers rows numbered by the item's place (from 1) in the array it was given.
+    // Each statement answers rows numbered by the item's place (from 1) in the array it was given; it answers
+    // the writes it did not do.
     const step = async (statement: { name: string; sql: string }, batch: Write[], status: 200 | 201) => {
-      if (batch.length === 0) return []
-      const rows = await query<Written>(statement.name, statement.sql, [
-        tenantId,
-        JSON.stringify(batch.map(({ item }) => item)),
-      ])
-      const done = new Set<number>()
-      for (const row of rows) {
-        const write = batch[row.n - 1] as Write
-        results[write.index] = { status, contact: row }
-        done.add(row.n - 1)
+      const left: Write[] = []
+      for (const [i, slice] of this.slices(batch).entries()) {
+        if (i > 0) await new Promise((resolve) => setImmediate(resolve))
+        const rows = await query<Written>(statement.name, statement.sql, [
+          tenantId,
+          JSON.stringify(slice.map(({ item }) => item)),
+        ])
+        const done = new Set<number>()
+        for (const row of rows) {
+          const write = slice[row.n - 1] as Write
+          results[write.index] = { status, contact: row }
+          done.add(row.n - 1)
+        }
+        left.push(...slice.filter((_write, n) => !done.has(n)))
       }
-      return batch.filter((_write, i) => !done.has(i))
+      return left
     }
     if (writes.length === 0) return
     await query(batchSql.TENANT_LOCK.name, batchSql.TENANT_LOCK.sql, [tenantId])

@@ -1,10 +1,12 @@
 // Request bodies are JSON in UTF-8, not compressed. A body declared in another charset or with a Content-Encoding
 // is refused (415) and one whose bytes are not valid UTF-8 is refused (400), instead of being stored with U+FFFD
-// where the bad bytes were. Parsing itself is Fastify's own JSON parser, with its protection against __proto__
-// and constructor.prototype keys.
+// where the bad bytes were; so is one that nests deeper or holds more objects and lists than any body of this API
+// needs (json-shape.ts), before it costs a parse. Parsing itself is Fastify's own JSON parser, with its
+// protection against __proto__ and constructor.prototype keys.
 import { parse as parseContentType } from 'content-type'
 import fp from 'fastify-plugin'
 import { errors } from '../../errors/catalogue.js'
+import { jsonShapeExcess, MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from './json-shape.js'
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
@@ -31,6 +33,13 @@ export default fp(
       const encoding = request.headers['content-encoding']?.trim().toLowerCase()
       if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
         done(errors.unsupportedEncoding(), undefined)
+        return
+      }
+      const excess = jsonShapeExcess(body as Buffer)
+      if (excess !== undefined) {
+        const refusal =
+          excess === 'depth' ? errors.jsonTooDeep(MAX_JSON_DEPTH) : errors.jsonTooManyContainers(MAX_JSON_CONTAINERS)
+        done(refusal, undefined)
         return
       }
       let text: string

@@ -1,0 +1,253 @@
+// What batch imports do to everyone else on an instance (docs/operations.md, "Batch imports"): the server runs as
+// its own process, and for each scenario a worker thread (its own event loop, so the load generator's work does
+// not distort it) asks /health every 50 ms and, where said, an idle tenant reads its contacts in 8 loops. Prints
+// /health's slowest answer, the idle tenant's answers, the server's peak RSS (VmHWM, reset before each scenario)
+// and the batches' statuses. Nothing is sent anywhere but 127.0.0.1.
+//
+//   tsx bench/batch-load.ts                       # every scenario on PostgreSQL (BENCH_PG_URL)
+//   BENCH_DB=pglite tsx bench/batch-load.ts       # on the embedded database
+//   tsx bench/batch-load.ts nested largest        # some scenarios: nested, largest, memory, readers
+//   AT_ONCE=4,16 tsx bench/batch-load.ts memory   # the memory scenario's numbers of concurrent largest batches
+// Any other variable (BATCH_CONCURRENCY, DATABASE_POOL_SIZE, …) is passed on to the server.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
+import pg from 'pg'
+import { createApiKey } from '../src/admin/api-keys.ts'
+import { MAX_BATCH_ITEMS } from '../src/contacts/batch/model.ts'
+import { type Database, openDatabase } from '../src/db/database.ts'
+import { deployMigrations } from '../src/db/migrate.ts'
+import { largestBatchBody, largestTagNames } from '../test/largest-batch.ts'
+
+const scenarios = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['nested', 'largest', 'memory', 'readers']
+const onPglite = process.env.BENCH_DB === 'pglite'
+const IMPORTERS = 4
+const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const name = `rubrica_bench_batch_load_${process.pid}`
+const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString()
+const dataDir = mkdtempSync(join(tmpdir(), 'rubrica-batch-load-'))
+
+async function sql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Importing tenants, each with the 100 largest tags (so that every item of the largest batch is written); and an idle one with 200 contacts. */
+async function seed(db: Database): Promise<{ importers: string[]; idle: string }> {
+  const importers: string[] = []
+  for (let i = 0; i < IMPORTERS; i++) {
+    const tenant = await db.prisma.tenant.create({ data: { name: `Importa ${i}` } })
+    await db.prisma.tag.createMany({ data: largestTagNames().map((tag) => ({ tenantId: tenant.id, name: tag })) })
+    importers.push(
+      (
+        await createApiKey(db.prisma, {
+          tenantId: tenant.id,
+          role: 'editor',
+          scopes: ['contacts:read', 'contacts:write'],
+        })
+      ).key,
+    )
+  }
+  const quiet = await db.prisma.tenant.create({ data: { name: 'Tranquilla' } })
+  await db.prisma.contact.createMany({
+    data: Array.from({ length: 200 }, (_, i) => ({ tenantId: quiet.id, email: `quieto${i}@example.it` })),
+  })
+  const idle = (await createApiKey(db.prisma, { tenantId: quiet.id, role: 'viewer', scopes: ['contacts:read'] })).key
+  return { importers, idle }
+}
+
+/** Peak and current resident set of a process, in MB (Linux). */
+function memoryOf(pid: number) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024)
+  return { peak: mb('VmHWM'), now: mb('VmRSS') }
+}
+
+async function startServer(): Promise<{ base: string; child: ChildProcess; pid: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: {
+      ...process.env,
+      ...(onPglite ? { DATA_DIR: dataDir } : { DATABASE_URL: dbUrl }),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
+      RATE_LIMIT_MAX: '1000000',
+      WEBHOOKS_ENABLED: 'false',
+      DEMO_ON_EMPTY: 'false',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const base = await new Promise<string>((resolve, reject) => {
+    let output = ''
+    const read = (chunk: Buffer) => {
+      output += chunk
+      const found = /Server listening at (http:\/\/[^"\s]+)/.exec(output)
+      if (!found?.[1]) return
+      // The request log is drained unread from here on.
+      child.stdout?.off('data', read).resume()
+      resolve(found[1])
+    }
+    child.stdout?.on('data', read)
+    child.on('exit', () => reject(new Error(`the server stopped:\n${output}`)))
+  })
+  return { base, child, pid: child.pid as number }
+}
+
+// The worker: /health every 50 ms, and 8 loops of an idle tenant's list reads when given its key.
+const WATCHER = `
+const { parentPort, workerData } = require('node:worker_threads')
+const { base, idleKey } = workerData
+let running = true
+const health = []
+const reads = { ok: 0, unavailable: 0, other: 0, slowestMs: 0 }
+async function watchHealth() {
+  while (running) {
+    const started = performance.now()
+    await fetch(base + '/health').then((r) => r.text()).catch(() => {})
+    health.push(performance.now() - started)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+async function read() {
+  while (running) {
+    const started = performance.now()
+    const res = await fetch(base + '/api/v1/contacts?limit=50', { headers: { authorization: 'Bearer ' + idleKey } })
+    await res.text()
+    reads.slowestMs = Math.max(reads.slowestMs, performance.now() - started)
+    if (res.status === 200) reads.ok++
+    else if (res.status === 503) reads.unavailable++
+    else reads.other++
+  }
+}
+const loops = [watchHealth(), ...(idleKey ? Array.from({ length: 8 }, read) : [])]
+parentPort.on('message', async () => {
+  running = false
+  await Promise.all(loops)
+  parentPort.postMessage({ health, reads })
+})
+`
+
+interface Watched {
+  health: number[]
+  reads: { ok: number; unavailable: number; other: number; slowestMs: number }
+}
+
+async function watch<T>(base: string, idleKey: string | undefined, work: () => Promise<T>) {
+  const worker = new Worker(WATCHER, { eval: true, workerData: { base, idleKey } })
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const started = performance.now()
+  const result = await work()
+  const seconds = (performance.now() - started) / 1000
+  const watched = await new Promise<Watched>((resolve) => {
+    worker.once('message', resolve)
+    worker.postMessage('stop')
+  })
+  await worker.terminate()
+  const slowest = Math.max(...watched.health)
+  return { result, seconds, slowestHealthMs: Math.round(slowest), reads: watched.reads }
+}
+
+async function post(base: string, key: string, body: string): Promise<number> {
+  const res = await fetch(`${base}/api/v1/contacts/batch`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body,
+  })
+  const answer = await res.text()
+  if (process.env.BENCH_VERBOSE) console.log(res.status, answer.length, answer.slice(-80))
+  return res.status
+}
+
+const statusCounts = (statuses: number[]) =>
+  Object.entries(statuses.reduce<Record<number, number>>((counts, s) => ({ ...counts, [s]: (counts[s] ?? 0) + 1 }), {}))
+    .map(([status, n]) => `${n}x ${status}`)
+    .join(', ')
+
+if (!onPglite) await sql(adminUrl, `CREATE DATABASE "${name}"`)
+let server: Awaited<ReturnType<typeof startServer>> | undefined
+try {
+  const db = await openDatabase(onPglite ? { dataDir } : { url: dbUrl, poolSize: 2 })
+  await db.withSession((session) => deployMigrations(session))
+  const { importers, idle } = await seed(db)
+  await db.close()
+  const largest = largestBatchBody('grande')
+  console.log(
+    `Batch load on ${onPglite ? 'the embedded database' : 'PostgreSQL'}; the largest batch: ${MAX_BATCH_ITEMS} items, ` +
+      `${(Buffer.byteLength(largest) / 1e6).toFixed(1)} MB`,
+  )
+
+  const restart = async () => {
+    if (server) {
+      server.child.kill('SIGTERM')
+      await new Promise((resolve) => server?.child.once('exit', resolve))
+    }
+    server = await startServer()
+    return server
+  }
+
+  for (const scenario of scenarios) {
+    const { base, pid } = await restart()
+    const before = memoryOf(pid)
+    if (scenario === 'nested') {
+      const depth = 10_000_000
+      const body = `{"contacts":[${'['.repeat(depth)}${']'.repeat(depth)}]}`
+      const seen = await watch(base, undefined, () => post(base, importers[0] as string, body))
+      console.log(
+        `nested: ${(body.length / 1e6).toFixed(0)} MB of brackets answered ${seen.result} in ${seen.seconds.toFixed(1)} s; ` +
+          `/health's slowest answer ${seen.slowestHealthMs} ms; peak RSS ${memoryOf(pid).peak} MB`,
+      )
+    } else if (scenario === 'largest') {
+      const seen = await watch(base, undefined, () => post(base, importers[0] as string, largest))
+      console.log(
+        `largest: one batch answered ${seen.result} in ${seen.seconds.toFixed(1)} s; /health's slowest answer ` +
+          `${seen.slowestHealthMs} ms; RSS ${before.now} MB before, peak ${memoryOf(pid).peak} MB`,
+      )
+    } else if (scenario === 'memory') {
+      const counts = (process.env.AT_ONCE ?? '1,4,16').split(',').map(Number)
+      for (const atOnce of counts) {
+        const { pid: fresh, base: url } = atOnce === counts[0] ? { pid, base } : await restart()
+        const idleBefore = memoryOf(fresh)
+        const seen = await watch(url, undefined, () =>
+          Promise.all(Array.from({ length: atOnce }, (_, i) => post(url, importers[i % IMPORTERS] as string, largest))),
+        )
+        await new Promise((resolve) => setTimeout(resolve, 2000))
+        const after = memoryOf(fresh)
+        console.log(
+          `memory: ${atOnce} largest batches at once (${IMPORTERS} tenants): ${statusCounts(seen.result)} in ` +
+            `${seen.seconds.toFixed(1)} s; RSS ${idleBefore.now} MB before, peak ${after.peak} MB, ${after.now} MB 2 s ` +
+            `after; /health's slowest answer ${seen.slowestHealthMs} ms`,
+        )
+      }
+    } else if (scenario === 'readers') {
+      const bodies = Array.from({ length: 4 }, (_, i) => largestBatchBody(`lettura${i}`))
+      const seen = await watch(base, idle, () =>
+        Promise.all(importers.flatMap((key) => bodies.map(async (body) => post(base, key, body)))),
+      )
+      const perFive = Math.round((seen.reads.ok / seen.seconds) * 5)
+      console.log(
+        `readers: ${IMPORTERS} tenants importing 4 largest batches each (${statusCounts(seen.result)}) in ` +
+          `${seen.seconds.toFixed(1)} s; an idle tenant's 8 read loops: ${seen.reads.ok} answers (${perFive} per 5 s), ` +
+          `${seen.reads.unavailable} 503s, ${seen.reads.other} others, slowest ${Math.round(seen.reads.slowestMs)} ms; ` +
+          `/health's slowest answer ${seen.slowestHealthMs} ms; peak RSS ${memoryOf(pid).peak} MB`,
+      )
+    } else {
+      throw new Error(`no scenario ${scenario}`)
+    }
+  }
+} finally {
+  if (server) {
+    server.child.kill('SIGTERM')
+    await new Promise((resolve) => server?.child.once('exit', resolve))
+  }
+  rmSync(dataDir, { recursive: true, force: true })
+  if (!onPglite) await sql(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+}
