@@ -186,7 +186,7 @@ export const CATALOGUE = {
   },
   server_busy: {
     status: 503,
-    when: 'the instance holds as many batch imports as `BATCH_CONCURRENCY` lets it; refused before the body is read, `Retry-After` says when to retry',
+    when: 'the instance holds as many batch imports as `BATCH_CONCURRENCY` lets it, or the tenant one of the largest size; refused before the body is read, `Retry-After` says when to retry',
     specified: false,
     example: (): ApiError => errors.serverBusy(3),
   },
@@ -370,6 +370,16 @@ export const errors = {
     new ApiError(
       'server_busy',
       `Il servizio sta già eseguendo tutte le importazioni in blocco che può: riprova tra ${retryAfterSeconds} ${plural(
+        retryAfterSeconds,
+        'secondo',
+        'secondi',
+      )}.`,
+    ),
+  /** The tenant's own batches already hold its share of the instance: another would only wait behind them. */
+  tenantBatchesBusy: (retryAfterSeconds: number) =>
+    new ApiError(
+      'server_busy',
+      `Le importazioni in blocco già in corso di questa organizzazione occupano la sua parte del servizio: riprova tra ${retryAfterSeconds} ${plural(
         retryAfterSeconds,
         'secondo',
         'secondi',

@@ -1,7 +1,7 @@
 // What an instance admits of batch imports (src/contacts/batch/admission.ts, docs/operations.md "Batch
-// imports"): bodies declaring up to BATCH_CONCURRENCY times the batch body limit at once, a small batch counting
-// for a sixteenth of it; the rest are refused with 503 server_busy and Retry-After before their body is read, by
-// every tenant; a body declaring more than the limit still gets its 413.
+// imports"): bodies declaring up to BATCH_CONCURRENCY times the batch body limit at once, and up to the limit per
+// tenant, a small batch counting for a sixteenth of it; the rest are refused with 503 server_busy and Retry-After
+// before their body is read; a body declaring more than the limit still gets its 413.
 import { PassThrough } from 'node:stream'
 import t from 'tap'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
@@ -46,7 +46,11 @@ t.test('a batch beyond what the instance holds is refused with 503 before its bo
   large.start()
   await until(() => app.batchAdmission.held === BATCH_BODY_LIMIT, 'the large batch is admitted')
 
-  for (const { key } of [first, other]) {
+  const cases = [
+    { ...first, why: /di questa organizzazione/ },
+    { ...other, why: /il servizio sta già eseguendo/i },
+  ]
+  for (const { key, why } of cases) {
     // A body that never ends: an answer proves it was not waited for.
     const refused = await request(app, key, {
       method: 'POST',
@@ -58,6 +62,7 @@ t.test('a batch beyond what the instance holds is refused with 503 before its bo
     const retryAfter = Number(refused.headers['retry-after'])
     t.ok(Number.isInteger(retryAfter) && retryAfter >= 1, `Retry-After: ${refused.headers['retry-after']}`)
     t.match(refused.json().error, { code: 'server_busy', message: new RegExp(`riprova tra ${retryAfter} second`) })
+    t.match(refused.json().error.message, why)
   }
   const tooLarge = await request(app, other.key, {
     method: 'POST',
@@ -118,4 +123,28 @@ t.test('small batches count for a sixteenth of the limit each, and give it back 
   }
   await until(() => app.batchAdmission.held === 0, 'refused batches give their share back too')
   t.pass('refused batches give their share back too')
+})
+
+t.test("a tenant holds one largest batch's worth, and leaves the rest to the others", async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000', BATCH_CONCURRENCY: '2' })
+  const [first, second] = [await createTenantWithKey(app), await createTenantWithKey(app, { name: 'Seconda' })]
+  const held = [uploading(app, first.key, 'uno@example.it', BATCH_BODY_LIMIT)]
+  held[0]?.start()
+  await until(() => app.batchAdmission.held === BATCH_BODY_LIMIT, "the first tenant's batch is admitted")
+  const again = await request(app, first.key, {
+    method: 'POST',
+    url: BATCH,
+    payload: new PassThrough(),
+    headers: { 'content-type': 'application/json', 'content-length': String(BATCH_BODY_LIMIT) },
+  })
+  t.equal(again.statusCode, 503, "the first tenant's second one is refused")
+  held.push(uploading(app, second.key, 'due@example.it', BATCH_BODY_LIMIT))
+  held[1]?.start()
+  await until(() => app.batchAdmission.held === 2 * BATCH_BODY_LIMIT, "the second tenant's batch is admitted")
+  t.pass("the second tenant's batch is admitted beside it")
+  for (const batch of held) batch.finish()
+  t.same(
+    (await Promise.all(held.map((batch) => batch.answered))).map((res) => res.statusCode),
+    [200, 200],
+  )
 })

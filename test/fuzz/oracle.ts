@@ -173,6 +173,24 @@ export function hasForbiddenKey(value: unknown): boolean {
 // ---------------------------------------------------------------------------------------------------------------
 // Bodies
 
+/** docs/api.md "Limits": a JSON body nests objects and lists 32 levels deep at most, and holds 10,000 of them. */
+const JSON_MAX_DEPTH = 32
+const JSON_MAX_CONTAINERS = 10_000
+
+/** Whether a parsed body nests deeper, or holds more objects and lists, than docs/api.md allows. */
+export function beyondJsonShape(value: unknown): boolean {
+  let containers = 0
+  const stack: [unknown, number][] = [[value, 1]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number]
+    if (typeof node !== 'object' || node === null) continue
+    containers++
+    if (depth > JSON_MAX_DEPTH || containers > JSON_MAX_CONTAINERS) return true
+    for (const child of Object.values(node)) stack.push([child, depth + 1])
+  }
+  return false
+}
+
 export interface BodyContext {
   bodyLimit: number
   /** The tenant's tag names. */
@@ -247,6 +265,7 @@ export function parseStep(contentType: string | undefined, payload: string | und
   if (payload.charCodeAt(0) === 0xfeff) return decided(only('BOM', ...ANY_WRITE))
   const parsed = parseBody(payload)
   if (!parsed.ok) return decided({ outcomes: [{ status: 400, code: 'invalid_body' }], notJson: true, why: 'not JSON' })
+  if (beyondJsonShape(parsed.value)) return decided(only('nested too deep', { status: 400, code: 'invalid_body' }))
   if (hasForbiddenKey(parsed.value)) return decided(only('forbidden key', { status: 400, code: 'invalid_body' }))
   return { stage: 'parsed', value: parsed.value }
 }

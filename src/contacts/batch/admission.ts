@@ -1,9 +1,10 @@
 // What an instance lets batch imports hold at once. A batch's body, its parsed items, its statements' parameters
-// and its answer take memory in proportion to its bytes (about 10 times them), and its write holds a pooled
-// connection for seconds. So an instance admits batches up to a budget of body bytes, refusing the others with
-// 503 server_busy before their body is read; runs one batch of a tenant at a time; and lets a bounded number
-// write at once, below the pool's size, so that other requests always find a connection. Batches waiting their
-// turn wait here, in memory, without a connection.
+// and its answer take memory in proportion to its bytes, and its write holds a pooled connection for seconds. So
+// an instance admits batches up to a budget of body bytes, and a tenant up to one largest batch's worth (its
+// batches run one at a time anyway: holding more would only keep others out), refusing the others with 503
+// server_busy before their body is read; runs one batch of a tenant at a time; and lets a bounded number write at
+// once, below the pool's size, so that other requests always find a connection. Batches waiting their turn wait
+// here, in memory, without a connection.
 
 /** A batch admitted: its share of the budget, given back once its answer is gone and its work has ended. */
 export interface Ticket {
@@ -29,6 +30,7 @@ const LATEST_WEIGHT = 0.3
 
 export class BatchAdmission {
   private heldBytes = 0
+  private readonly heldByTenant = new Map<string, number>()
   private writing = 0
   private readonly writerQueue: (() => void)[] = []
   /** Per tenant, the end of the last batch that took its turn. */
@@ -39,17 +41,21 @@ export class BatchAdmission {
   constructor(private readonly limits: AdmissionLimits) {}
 
   /**
-   * A ticket for a batch whose body declares `declaredBytes` (undefined: not declared, as with a chunked body), or
-   * null when the instance holds all it may. One declaring more than the body limit is given a ticket for
-   * nothing, so that it gets its 413 rather than a 503; one alone is always admitted.
+   * A ticket for the tenant's batch whose body declares `declaredBytes` (undefined: not declared, as with a chunked
+   * body); or why there is none: the instance holds all it may, or the tenant holds its share. One declaring more
+   * than the body limit is given a ticket for nothing, so that it gets its 413 rather than a 503; one alone (of the
+   * instance, of the tenant) is always admitted.
    */
-  admit(declaredBytes: number | undefined): Ticket | null {
+  admit(tenantId: string, declaredBytes: number | undefined): Ticket | 'instance full' | 'tenant full' {
     const { budgetBytes, minimumBytes, bodyLimit } = this.limits
-    if (declaredBytes !== undefined && declaredBytes > bodyLimit) return this.ticket(0)
+    if (declaredBytes !== undefined && declaredBytes > bodyLimit) return this.ticket(tenantId, 0)
     const bytes = Math.max(minimumBytes, declaredBytes ?? bodyLimit)
-    if (this.heldBytes > 0 && this.heldBytes + bytes > budgetBytes) return null
+    const tenantBytes = this.heldByTenant.get(tenantId) ?? 0
+    if (tenantBytes > 0 && tenantBytes + bytes > bodyLimit) return 'tenant full'
+    if (this.heldBytes > 0 && this.heldBytes + bytes > budgetBytes) return 'instance full'
     this.heldBytes += bytes
-    return this.ticket(bytes)
+    this.heldByTenant.set(tenantId, tenantBytes + bytes)
+    return this.ticket(tenantId, bytes)
   }
 
   /** Whole seconds after which a refused batch may well be admitted: how long batches have recently been held. */
@@ -91,7 +97,7 @@ export class BatchAdmission {
     }
   }
 
-  private ticket(bytes: number): Ticket {
+  private ticket(tenantId: string, bytes: number): Ticket {
     const admittedAt = performance.now()
     let working = 0
     let closed = false
@@ -100,6 +106,9 @@ export class BatchAdmission {
       if (released || !closed || working > 0) return
       released = true
       this.heldBytes -= bytes
+      const tenantBytes = (this.heldByTenant.get(tenantId) ?? 0) - bytes
+      if (tenantBytes > 0) this.heldByTenant.set(tenantId, tenantBytes)
+      else this.heldByTenant.delete(tenantId)
       if (bytes > 0) {
         const seconds = (performance.now() - admittedAt) / 1000
         this.typicalSeconds = LATEST_WEIGHT * seconds + (1 - LATEST_WEIGHT) * this.typicalSeconds

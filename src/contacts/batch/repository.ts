@@ -1,7 +1,7 @@
 // The batch import: each item is checked alone (its rules, its email not already in the batch, its tags), and
 // the items that pass are written together in one transaction (src/contacts/batch/sql.ts): take the tenant's
-// creation lock, update the contacts the items name where something changes, create those no contact has, read
-// the rest. Every method takes the tenant id; the statements filter by it.
+// creation lock, find which emails name a contact, update those where something changes, create the others,
+// read the rest. Every method takes the tenant id; the statements filter by it.
 import { Type } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import type { Database, Query } from '../../db/database.js'
@@ -148,14 +148,27 @@ export class BatchRepository {
     }
     if (writes.length === 0) return
     await query(batchSql.TENANT_LOCK.name, batchSql.TENANT_LOCK.sql, [tenantId])
-    const notUpdated = await step(batchSql.UPDATE, writes, 200)
-    counts.updated = writes.length - notUpdated.length
-    const notCreated = await step(batchSql.INSERT, notUpdated, 201)
-    counts.created = notUpdated.length - notCreated.length
-    const unread = await step(batchSql.READ, notCreated, 200)
-    counts.unchanged = notCreated.length
-    // Every email of the batch is now a contact of the tenant: updated or created here, or found as it was (the
-    // tenant's lock, taken first, keeps other writers from creating one meanwhile).
-    if (unread.length > 0) throw new Error(`${unread.length} batch items found no contact after their upsert`)
+    // Each item goes to the one statement that can write it: its items are what a statement's time and memory
+    // grow with. The tenant's lock, taken first, keeps other writers from creating a contact meanwhile.
+    const existing = new Set(
+      (
+        await query<{ email: string }>(batchSql.EXISTING.name, batchSql.EXISTING.sql, [
+          tenantId,
+          writes.map(({ item }) => item.email),
+        ])
+      ).map((row) => row.email),
+    )
+    const named = writes.filter(({ item }) => existing.has(item.email))
+    const unchanged = await step(batchSql.UPDATE, named, 200)
+    counts.updated = named.length - unchanged.length
+    const fresh = writes.filter(({ item }) => !existing.has(item.email))
+    const notCreated = await step(batchSql.INSERT, fresh, 201)
+    counts.created = fresh.length - notCreated.length
+    const unread = await step(batchSql.READ, unchanged, 200)
+    counts.unchanged = unchanged.length
+    // Every email of the batch is now a contact of the tenant, updated, created, or found as it was.
+    if (notCreated.length > 0 || unread.length > 0) {
+      throw new Error(`${notCreated.length + unread.length} batch items found no contact after their upsert`)
+    }
   }
 }

@@ -70,11 +70,12 @@ const batch: FastifyPluginAsyncTypebox = async (fastify) => {
         compileValidator({ schema: httpPart === 'body' ? BatchShapeSchema : schema, httpPart }),
       // After authorization (the scope's own preParsing hook), before a byte of the body is read.
       preParsing: (request, reply, payload, done) => {
-        const ticket = fastify.batchAdmission.admit(declaredLength(request))
-        if (ticket === null) {
+        const ticket = fastify.batchAdmission.admit(tenantOf(request), declaredLength(request))
+        if (typeof ticket === 'string') {
           const retryAfter = fastify.batchAdmission.retryAfterSeconds()
           reply.header('retry-after', retryAfter)
-          done(errors.serverBusy(retryAfter), payload)
+          const busy = ticket === 'tenant full' ? errors.tenantBatchesBusy : errors.serverBusy
+          done(busy(retryAfter), payload)
           return
         }
         tickets.set(request, ticket)

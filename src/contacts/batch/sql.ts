@@ -115,13 +115,20 @@ export function batchStatements(storage: ContactStorage) {
     "SELECT pg_advisory_xact_lock(hashtextextended('rubrica.contacts.created_at:' || $1::text, 0))::text AS locked",
   )
 
+  /** Which of the emails `$2` name a contact of the tenant (without regard to case), as they were given. */
+  const EXISTING = named(
+    'contacts_batch_existing',
+    `SELECT e.email FROM unnest($2::text[]) AS e(email)
+  WHERE EXISTS (SELECT 1 FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = lower(e.email))`,
+  )
+
   /** Which of the names `$2` are tags of the tenant. */
   const KNOWN_TAGS = named(
     'contacts_batch_tags',
     'SELECT name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[])',
   )
 
-  return { TENANT_LOCK, INSERT, UPDATE, READ, KNOWN_TAGS }
+  return { TENANT_LOCK, EXISTING, INSERT, UPDATE, READ, KNOWN_TAGS }
 }
 
 export const batchSql = batchStatements(contact.storage)
