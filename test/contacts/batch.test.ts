@@ -1,8 +1,10 @@
 // POST /api/v1/contacts/batch: create or update by email, one result per item, each item all or nothing; the
 // whole request refused only when it is not a batch; events like single writes; races and walks during imports.
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
 import { BatchRepository } from '../../src/contacts/batch/repository.ts'
+import { CATALOGUE } from '../../src/errors/catalogue.ts'
 import { MAX_JSON_DEPTH } from '../../src/plugins/app/json-shape.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 import { largestBatchBody, largestEmail } from '../largest-batch.ts'
@@ -254,6 +256,19 @@ t.test('the body limit fits 1,000 of the largest items in ASCII, not in four-byt
   const fitting = Math.floor(1000 * (BATCH_BODY_LIMIT / Buffer.byteLength(wide)))
   const split = await send(largestBatchBody('diviso', 'emoji', fitting))
   t.equal(split.statusCode, 200, `${fitting} of them fit in one batch`)
+})
+
+t.test('the README, docs/api.md, docs/operations.md and the OpenAPI document state the body limit', async (t) => {
+  const megabytes = `${(BATCH_BODY_LIMIT / 1e6).toFixed(1)} MB`
+  const bytes = BATCH_BODY_LIMIT.toLocaleString('en')
+  t.match(readFileSync('README.md', 'utf8'), `of this route, about ${megabytes}, fits 1,000`)
+  const api = readFileSync('docs/api.md', 'utf8')
+  t.match(api, `about ${megabytes} (${bytes} bytes)`)
+  t.match(api, `the batch import's own limit, about ${megabytes}`)
+  t.match(CATALOGUE.payload_too_large.when, `the batch import's own limit (about ${megabytes})`)
+  t.match(readFileSync('docs/operations.md', 'utf8'), `of at most ${bytes} bytes`)
+  const document = JSON.parse(readFileSync('openapi.json', 'utf8'))
+  t.match(document.paths['/api/v1/contacts/batch'].post.description, `supera ${BATCH_BODY_LIMIT} byte (413`)
 })
 
 t.test('1,000 new contacts in one call: each once in a walk, createdAt distinct and never ahead', async (t) => {
