@@ -63,7 +63,7 @@ export class BatchAdmission {
     return Math.min(60, Math.max(1, Math.ceil(this.typicalSeconds)))
   }
 
-  /** Body bytes the admitted batches hold now (tests and metrics). */
+  /** Body bytes the admitted batches hold now. */
   get held(): number {
     return this.heldBytes
   }
