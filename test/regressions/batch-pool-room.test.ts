@@ -21,7 +21,7 @@ const LIST = '/api/v1/contacts'
 type App = Awaited<ReturnType<typeof build>>['app']
 
 async function until(check: () => Promise<boolean>, what: string) {
-  const deadline = Date.now() + 20_000
+  const deadline = Date.now() + 60_000
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
@@ -34,7 +34,10 @@ async function holdCreationLocks(url: string, tenantIds: string[]) {
   await session.connect()
   await session.query('BEGIN')
   for (const tenantId of tenantIds) await session.query(batchSql.TENANT_LOCK.sql, [tenantId])
+  let released = false
   return async () => {
+    if (released) return
+    released = true
     await session.query('COMMIT')
     await session.end()
   }
@@ -96,6 +99,9 @@ if (process.env.TEST_DATABASE_URL) {
         url,
         importers.map(({ tenantId }) => tenantId),
       )
+      // Registered after build's own teardowns, so run before them: a failure must not leave the app's batches
+      // waiting for these locks while it closes.
+      t.teardown(release)
 
       // The first tenant sends four batches at once, each with its Idempotency-Key; the others one each.
       const batch = (key: string, email: string, idempotencyKey?: string) =>

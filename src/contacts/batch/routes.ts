@@ -42,7 +42,8 @@ export const batchRepository = fp(
       'batchAdmission',
       new BatchAdmission({
         budgetBytes: fastify.config.BATCH_CONCURRENCY * BATCH_BODY_LIMIT,
-        minimumBytes: Math.ceil(BATCH_BODY_LIMIT / MINIMUM_SHARE),
+        // Rounded down, so that a tenant's share holds MINIMUM_SHARE small batches.
+        minimumBytes: Math.floor(BATCH_BODY_LIMIT / MINIMUM_SHARE),
         bodyLimit: BATCH_BODY_LIMIT,
         writers: batchWriters(fastify.config, fastify.db),
       }),
