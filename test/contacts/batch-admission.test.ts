@@ -155,3 +155,23 @@ t.test("a tenant holds one largest batch's worth, and leaves the rest to the oth
     [200, 200],
   )
 })
+
+t.test('a body of undeclared length counts for the whole limit', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000', BATCH_CONCURRENCY: '2' })
+  const { key } = await createTenantWithKey(app)
+  const body = new PassThrough()
+  // No Content-Length: the body arrives chunked, its size unknown until its end.
+  const answered = request(app, key, {
+    method: 'POST',
+    url: BATCH,
+    payload: body,
+    headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+  })
+  body.write('{"contacts":[')
+  await until(() => app.batchAdmission.held === BATCH_BODY_LIMIT, 'the batch is admitted for the whole limit')
+  t.pass('admitted for the whole limit')
+  body.end('{"email":"a-pezzi@example.it"}]}')
+  t.equal((await answered).statusCode, 200)
+  await until(() => app.batchAdmission.held === 0, 'its share is given back')
+  t.pass('and gives it back')
+})
