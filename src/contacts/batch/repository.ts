@@ -17,7 +17,7 @@ const validItem = compileValidator({ schema: Type.Ref(BatchItemSchema), httpPart
 type Written = Contact & { n: number }
 
 /** On the embedded database, the items and tags a statement writes at most (see BatchRepository.slices). */
-export const SLICE_WEIGHT = 2000
+const SLICE_WEIGHT = 2000
 
 /** An item that passed its checks, with its place in the batch. */
 interface Write {
