@@ -81,7 +81,7 @@ if (process.env.TEST_DATABASE_URL) {
       const { app, db } = await build(t, {
         RATE_LIMIT_MAX: '100000',
         DATABASE_POOL_SIZE: '4',
-        DATABASE_CONNECT_TIMEOUT_MS: '1500',
+        DATABASE_CONNECT_TIMEOUT_MS: '3000',
         BATCH_CONCURRENCY: concurrency,
       })
       const url = db.url as string
@@ -124,8 +124,8 @@ if (process.env.TEST_DATABASE_URL) {
       await new Promise((resolve) => setTimeout(resolve, 500))
       t.equal(await waitingForLocks(url), writers, `${writers} batches write at once, the others wait in memory`)
 
-      const reads = await idleReads(app, idle.key, 3000)
-      // A read that waited 1.5 s for a connection would have been a 503.
+      const reads = await idleReads(app, idle.key, 4000)
+      // A read that waited 3 s for a connection would have been a 503.
       t.same(Object.keys(reads.statuses), ['200'], `the idle tenant's reads: ${JSON.stringify(reads)}`)
 
       await release()
