@@ -141,7 +141,7 @@ export function largestJsonBytes(schema: SizedSchema, refs: Record<string, Sized
 
 /**
  * The batch route's body limit: `{"contacts":[` … `]}` around 1,000 of the largest items the rules allow and their
- * commas (about 27 MB). A body written with escapes (\uXXXX) or padded with white space can be larger than what it
+ * commas (about 28 MB). A body written with escapes (\uXXXX) or padded with white space can be larger than what it
  * holds; that is the client's to avoid.
  */
 export const BATCH_BODY_LIMIT =
