@@ -1,4 +1,4 @@
-// Regression: a PATCH that waited behind a batch adding a tag answered the tags from before the batch under the
+// Regressions: a PATCH that waited behind a batch adding a tag answered the tags from before the batch under the
 // ETag of its own write, while GET answered the new tags with that same ETag: a client keeping the PATCH's answer
 // then got 304 on the wrong tags.
 // Found by: issue #29 (2 of 213 PATCHes racing batches on PostgreSQL; every time when the batch's tag write is
@@ -9,6 +9,10 @@
 // Fix: the UPDATE also returns the version its snapshot saw; when its own is not the next one, another writer came
 // in between, and the repository reads the contact again (src/contacts/repository.ts, settled).
 // Without the fix, on PostgreSQL, the first test's PATCH answers "tags": [] with the ETag GET answers ["vip"] with.
+// Found with it, measuring PATCH answers against the events of their versions: a batch whose transaction began
+// before the contact's last write added a tag without moving the version (its updated_at, GREATEST(now(),
+// updated_at), left the row identical, and the version moves only when the row changes): the same ETag before and
+// after, with other tags. Fix: the batch moves updated_at forward at least a microsecond (third test).
 // On PGlite, which has one connection, the PATCH's statement waits for the whole batch transaction and starts after
 // it: there is no race to lose, and these tests check on PGlite only that the same answers hold without one.
 import type { FastifyInstance } from 'fastify'
@@ -134,4 +138,32 @@ t.test('a PATCH that waited, then was overtaken, answers one representation with
   }
   if (patch.headers.etag === now.headers.etag) t.same(patch.json(), now.json(), 'one ETag, one representation')
   else t.same([patch.headers.etag, patch.json().tags], ['"v3"', ['vip']], 'v3 as it was, with its tags')
+})
+
+t.test('a batch adding a tag moves the version even when its transaction began before the last write', async (t) => {
+  const { app } = await build(t)
+  const { key, tenantId } = await createTenantWithKey(app, { tags: ['vip'] })
+  const created = await request(app, key, { method: 'POST', url: LIST, payload: { email: 'carla@example.it' } })
+  const id = created.json().id as string
+  const patch = () => request(app, key, { method: 'PATCH', url: `${LIST}/${id}`, payload: { firstName: 'Carla' } })
+
+  // The batch's transaction starts, and with it its now(); on PostgreSQL a PATCH commits after that instant and
+  // before the batch writes, so that the contact's updatedAt is later than the batch's now(). (PGlite runs one
+  // transaction at a time: there the PATCH comes first.)
+  let patched: Awaited<ReturnType<typeof request>> | undefined
+  if (app.db.kind !== 'postgres') patched = await patch()
+  await app.db.transaction(async (query) => {
+    await query('test_begin', 'SELECT now()', [])
+    if (app.db.kind === 'postgres') patched = await patch()
+    await app.batches.upsert(tenantId, [{ email: 'carla@example.it', tags: ['vip'] }], query)
+  })
+  const get = await request(app, key, { method: 'GET', url: `${LIST}/${id}` })
+  t.same(get.json().tags, ['vip'])
+  t.not(get.headers.etag, patched?.headers.etag, 'the tag the batch added moved the ETag')
+  const cached = await request(app, key, {
+    method: 'GET',
+    url: `${LIST}/${id}`,
+    headers: { 'if-none-match': String(patched?.headers.etag) },
+  })
+  t.equal(cached.statusCode, 200, 'a client holding the PATCH answer gets the new tags, not a 304')
 })
