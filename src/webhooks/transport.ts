@@ -44,6 +44,13 @@ function reasonOf(error: NodeJS.ErrnoException, timeoutMs: number): string {
   return known[error.code ?? ''] ?? (error.code ? `connection failed (${error.code})` : error.message.slice(0, 120))
 }
 
+/**
+ * How much of an answer's body is read: a receiver's short reply fits, and its connection is kept for the next
+ * attempt. Past it nothing more is read, the connection is closed (never reused), and the status alone decides:
+ * an endless or huge answer costs a few KB, not a CPU streaming it until the timeout.
+ */
+export const ANSWER_BODY_LIMIT = 4 * 1024
+
 export function httpTransport(options: TransportOptions): { send: Send; close(): void } {
   // No cap on sockets per host: webhooks of many tenants often share one (a SaaS receiver), and a capped pool
   // would let one hanging webhook's requests queue everyone else's. The deliverer bounds concurrency per webhook.
@@ -70,27 +77,41 @@ export function httpTransport(options: TransportOptions): { send: Send; close():
       }, timeoutMs)
       const stop = () => request.destroy(Object.assign(new Error('stopping'), { name: 'AbortError' }))
       signal?.addEventListener('abort', stop, { once: true })
-      const settle = (sent: Sent) => {
+      /** The endpoint's status, once its answer began: from then on, it alone decides the outcome. */
+      let status: number | null = null
+      /** The answer was read to its end: its connection may serve another attempt. */
+      let readToEnd = false
+      let settled = false
+      const finish = (sent: Sent) => {
+        if (settled) return
+        settled = true
         clearTimeout(timer)
         signal?.removeEventListener('abort', stop)
+        // Whatever ended the attempt (the limit, the timeout, the endpoint, a stop), nothing more is read, and a
+        // connection whose answer was not read to its end is closed rather than reused.
+        if (!readToEnd) request.destroy()
         resolve(sent)
       }
-      /** The endpoint's status, once its answer began. */
-      let status: number | null = null
-      const failed = (error: NodeJS.ErrnoException) =>
-        settle({ status, error: timedOut ? `no answer within ${timeoutMs} ms` : reasonOf(error, timeoutMs) })
+      const byStatus = () =>
+        finish({ status, error: status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}` })
+      const failed = (error: NodeJS.ErrnoException) => {
+        // A body cut short after the status (by the limit, the timeout or the endpoint) changes nothing.
+        if (status !== null) return byStatus()
+        finish({ status: null, error: timedOut ? `no answer within ${timeoutMs} ms` : reasonOf(error, timeoutMs) })
+      }
       request.on('response', (response) => {
         status = response.statusCode ?? null
-        // The answer's body is not read beyond what keeps the connection reusable.
-        response.resume()
-        response.on('end', () =>
-          settle({ status, error: status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}` }),
-        )
-        response.on('error', failed)
-        // Cut before its end (the timeout, or the endpoint): a failure, whatever the status said.
-        response.on('close', () => {
-          if (!response.complete) failed(Object.assign(new Error('cut'), { code: 'ECONNRESET' }))
+        let read = 0
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length
+          if (read > ANSWER_BODY_LIMIT) byStatus()
         })
+        response.on('end', () => {
+          readToEnd = true
+          byStatus()
+        })
+        response.on('error', byStatus)
+        response.on('close', byStatus)
       })
       request.on('error', failed)
       request.on('close', () => failed(Object.assign(new Error('closed'), { code: 'ECONNRESET' })))

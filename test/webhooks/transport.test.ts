@@ -1,8 +1,9 @@
-// One delivery attempt over HTTP, against endpoints on loopback that answer, refuse, hang, trickle or cut: every
-// attempt ends within its timeout with a short reason, and attempts to one host never queue behind each other.
+// One delivery attempt over HTTP, against endpoints on loopback that answer, refuse, hang, trickle, cut or stream:
+// every attempt ends within its timeout with a short reason, once the status arrived the status decides, no more
+// than ANSWER_BODY_LIMIT of an answer is read, and attempts to one host never queue behind each other.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import t, { type Test } from 'tap'
-import { httpTransport } from '../../src/webhooks/transport.ts'
+import { ANSWER_BODY_LIMIT, httpTransport } from '../../src/webhooks/transport.ts'
 import { freePort } from '../services.ts'
 
 const TIMEOUT = 300
@@ -32,11 +33,18 @@ t.test('each kind of answer, and each kind of silence, ends as it should', async
       { status: 301, error: 'HTTP 301' },
     ],
     ['no answer', () => {}, { status: null, error: `no answer within ${TIMEOUT} ms` }],
+    // Once the status arrived, it decides: a body trickled past the timeout, cut by the endpoint or too long to
+    // read changes nothing (the receiver said what it did with the event).
+    ['200, then a body that never ends', (_q, r) => r.writeHead(200).write('{'), { status: 200, error: null }],
     [
-      'headers, then a body that never ends',
-      (_q, r) => r.writeHead(200).write('{'),
-      { status: 200, error: `no answer within ${TIMEOUT} ms` },
+      '200, then the socket cut mid-body',
+      (_q, r) => {
+        r.writeHead(200).write('{')
+        setTimeout(() => r.socket?.destroy(), 20)
+      },
+      { status: 200, error: null },
     ],
+    ['500, then a body that never ends', (_q, r) => r.writeHead(500).write('x'), { status: 500, error: 'HTTP 500' }],
     ['the socket cut', (q) => q.socket.destroy(), { status: null, error: 'connection reset' }],
   ]
   for (const [what, handle, expected] of cases) {
@@ -66,4 +74,64 @@ t.test('stopping the server ends attempts in flight at once', async (t) => {
   setTimeout(() => stop.abort(), 50)
   t.equal((await attempt).status, null)
   t.ok(performance.now() - started < 5_000, 'ended by the stop, not by its 60 s timeout')
+})
+
+/** An endpoint that counts its connections and answers each request with `bodyOf` its path. */
+async function counting(t: Test, bodyOf: (path: string, response: ServerResponse) => void) {
+  const seen = { connections: 0, closedAnswers: 0 }
+  const server = createServer((request, response) => {
+    request.resume()
+    response.on('close', () => seen.closedAnswers++)
+    bodyOf(request.url ?? '', response)
+  })
+  server.on('connection', () => seen.connections++)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    server.closeAllConnections()
+    server.close()
+  })
+  const address = server.address()
+  return { base: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, seen }
+}
+
+t.test('an endless answer is cut after ANSWER_BODY_LIMIT bytes at once, counted by its status', async (t) => {
+  const chunk = Buffer.alloc(16 * 1024, 'x')
+  let written = 0
+  const { base, seen } = await counting(t, (_path, response) => {
+    response.writeHead(200)
+    const pump = () => {
+      while (!response.destroyed) {
+        written += chunk.length
+        if (!response.write(chunk)) return void response.once('drain', pump)
+      }
+    }
+    pump()
+  })
+  const started = performance.now()
+  // A timeout of a minute: only the limit can end these attempts soon.
+  const sent = await Promise.all(Array.from({ length: 8 }, () => transport.send(`${base}/`, '{}', {}, 60_000)))
+  const took = performance.now() - started
+  t.same(
+    sent,
+    Array.from({ length: 8 }, () => ({ status: 200, error: null })),
+    'a 2xx with a huge body is a delivery',
+  )
+  t.ok(took < 5_000, `ended by the limit, not the timeout (${Math.round(took)} ms)`)
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(seen.closedAnswers, 8, "every answer's socket was closed")
+  t.comment(`the endpoint wrote ${written} bytes in all before its sockets closed (into the sockets' buffers)`)
+})
+
+t.test('an answer read to its end keeps its connection; one cut at the limit closes it', async (t) => {
+  const { base, seen } = await counting(t, (path, response) => {
+    const size = Number(path.slice(1))
+    response.writeHead(200, { 'content-length': size }).end(Buffer.alloc(size, 'x'))
+  })
+  const sendSized = (size: number) => transport.send(`${base}/${size}`, '{}', {}, 5_000)
+  t.same(await sendSized(ANSWER_BODY_LIMIT), { status: 200, error: null })
+  t.same(await sendSized(0), { status: 200, error: null })
+  t.equal(seen.connections, 1, 'a body of exactly the limit is read to its end: the connection is reused')
+  t.same(await sendSized(ANSWER_BODY_LIMIT + 1), { status: 200, error: null }, 'one byte more still counts by status')
+  t.same(await sendSized(0), { status: 200, error: null })
+  t.equal(seen.connections, 2, 'the connection of the answer cut at the limit was closed, not reused')
 })
