@@ -7,6 +7,7 @@ import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent'
+import { WEBHOOK_LIMITS } from './model.js'
 
 export interface Sent {
   /** The endpoint's HTTP status; null when it gave none. */
@@ -43,13 +44,6 @@ function reasonOf(error: NodeJS.ErrnoException, timeoutMs: number): string {
   }
   return known[error.code ?? ''] ?? (error.code ? `connection failed (${error.code})` : error.message.slice(0, 120))
 }
-
-/**
- * How much of an answer's body is read: a receiver's short reply fits, and its connection is kept for the next
- * attempt. Past it nothing more is read, the connection is closed (never reused), and the status alone decides:
- * an endless or huge answer costs a few KB, not a CPU streaming it until the timeout.
- */
-export const ANSWER_BODY_LIMIT = 4 * 1024
 
 export function httpTransport(options: TransportOptions): { send: Send; close(): void } {
   // No cap on sockets per host: webhooks of many tenants often share one (a SaaS receiver), and a capped pool
@@ -104,7 +98,7 @@ export function httpTransport(options: TransportOptions): { send: Send; close():
         let read = 0
         response.on('data', (chunk: Buffer) => {
           read += chunk.length
-          if (read > ANSWER_BODY_LIMIT) byStatus()
+          if (read > WEBHOOK_LIMITS.answerBytes) byStatus()
         })
         response.on('end', () => {
           readToEnd = true

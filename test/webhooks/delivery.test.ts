@@ -66,7 +66,7 @@ t.test('fails, hangs, recovers: every event arrives signed, the same id on every
   })
   const { app } = await build(t, DELIVERING)
   const { tenantId, key } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   const created = await request(app, admin, { method: 'POST', url: HOOKS, payload: { url: hook.url } })
   t.equal(created.statusCode, 201, created.body)
   const { id: webhookId, secret } = created.json()
@@ -134,7 +134,7 @@ t.test('a failing endpoint is given up after the schedule; a deleted webhook get
   const down = await receiver(t, (_n, _request, response) => response.writeHead(503).end())
   const { app } = await build(t, { ...DELIVERING, WEBHOOKS_RETRY_SCHEDULE: '0' })
   const { tenantId, key } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   const hook = (await request(app, admin, { method: 'POST', url: HOOKS, payload: { url: down.url } })).json()
   await request(app, key, { method: 'POST', url: LIST, payload: { email: 'giveup@example.it' } })
   await until(async () => {
@@ -165,7 +165,7 @@ t.test("a tenant's webhook gets its own tenant's events only, and only the types
   const { app } = await build(t, DELIVERING)
   const a = await createTenantWithKey(app)
   const b = await createTenantWithKey(app, { name: 'Altra' })
-  const admin = await addKey(app, a.tenantId, 'admin', ['webhooks:manage'])
+  const admin = await addKey(app, a.tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   await request(app, admin, { method: 'POST', url: HOOKS, payload: { url: hook.url, events: ['contact.updated'] } })
   const mine = (await request(app, a.key, { method: 'POST', url: LIST, payload: { email: 'a@example.it' } })).json()
   await request(app, b.key, { method: 'POST', url: LIST, payload: { email: 'b@example.it' } })
@@ -221,7 +221,7 @@ t.test('at connect time, a name that now resolves to a private address is refuse
     },
   )
   const { tenantId, key } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   const hook = await request(app, admin, {
     method: 'POST',
     url: HOOKS,

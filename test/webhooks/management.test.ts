@@ -1,7 +1,9 @@
-// Webhooks managed through the API: admin keys with webhooks:manage only; https URLs of public addresses only,
+// Webhooks managed through the API: admin keys with webhooks:manage only, and contacts:read as well for what sends
+// or shows contacts' events; https URLs of public addresses only, one refusal for every host that is not allowed,
 // checked with a stubbed resolver (nothing here resolves a real name or connects anywhere); the secret shown once
 // and stored sealed; tenants apart.
 import t from 'tap'
+import type { Scope } from '../../src/auth/api-key.ts'
 import { addKey, build, createTenantWithKey, request } from '../helper.ts'
 
 const HOOKS = '/api/v1/webhooks'
@@ -65,14 +67,52 @@ t.test('only the admin role, and only with the scope', async (t) => {
   t.equal(asEditor.json().error.code, 'insufficient_role')
   const withoutScope = await request(app, adminWithout, { method: 'GET', url: HOOKS })
   t.equal(withoutScope.json().error.code, 'insufficient_scope')
+  t.equal(
+    (await request(app, adminWithout, { method: 'POST', url: HOOKS, payload: body })).json().error.message,
+    'Permessi insufficienti: servono gli scope "webhooks:manage" e "contacts:read"; la chiave ha "contacts:read", "contacts:write".',
+  )
   t.equal((await request(app, editorWithout, { method: 'GET', url: HOOKS })).json().error.code, 'insufficient_scope')
   t.equal((await app.inject({ method: 'GET', url: HOOKS })).statusCode, 401)
+})
+
+t.test('webhooks:manage alone cannot register a webhook nor read the deliveries: contacts:read too', async (t) => {
+  // Issue #29: an admin key whose only scope was webhooks:manage got 403 on /contacts and /events, yet could
+  // register a webhook and receive every contact's data, signed.
+  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { tenantId } = await createTenantWithKey(app)
+  const manageOnly = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const both = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
+  const body = { url: 'https://crm.example.it/hooks' }
+  const refused = await request(app, manageOnly, { method: 'POST', url: HOOKS, payload: body })
+  t.equal(refused.statusCode, 403)
+  t.same(refused.json(), {
+    error: {
+      code: 'insufficient_scope',
+      message:
+        'Permessi insufficienti: servono gli scope "webhooks:manage" e "contacts:read"; la chiave ha "webhooks:manage".',
+    },
+  })
+  t.same((await request(app, manageOnly, { method: 'GET', url: HOOKS })).json().data, [], 'nothing was registered')
+  for (const url of ['/api/v1/contacts', '/api/v1/events']) {
+    t.equal((await request(app, manageOnly, { method: 'GET', url })).statusCode, 403, `${url}, as before`)
+  }
+
+  const hook = (await request(app, both, { method: 'POST', url: HOOKS, payload: body })).json()
+  t.type(hook.id, 'string', 'with both scopes it registers')
+  const deliveries = await request(app, manageOnly, { method: 'GET', url: `${HOOKS}/${hook.id}/deliveries` })
+  t.equal(deliveries.statusCode, 403, "the deliveries log (events' ids and times) needs contacts:read too")
+  t.equal(deliveries.json().error.code, 'insufficient_scope')
+  t.equal((await request(app, both, { method: 'GET', url: `${HOOKS}/${hook.id}/deliveries` })).statusCode, 200)
+  // What shows or removes the configuration only: webhooks:manage is enough.
+  t.same((await request(app, manageOnly, { method: 'GET', url: HOOKS })).json().data.length, 1)
+  t.equal((await request(app, manageOnly, { method: 'GET', url: `${HOOKS}/${hook.id}` })).statusCode, 200)
+  t.equal((await request(app, manageOnly, { method: 'DELETE', url: `${HOOKS}/${hook.id}` })).statusCode, 204)
 })
 
 t.test('URLs: https to public addresses only, checked against what the name resolves to', async (t) => {
   const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
   const { tenantId } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   const refused = [
     'http://crm.example.it/hooks',
     'https://127.0.0.1/hooks',
@@ -124,8 +164,9 @@ t.test('tenants never see each other’s webhooks; at most 20 each', async (t) =
   const { app } = await build(t, { DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000' }, undefined, {
     webhooks: { resolve },
   })
-  const a = await createTenantWithKey(app, { role: 'admin', scopes: ['webhooks:manage'] })
-  const b = await createTenantWithKey(app, { name: 'Altra', role: 'admin', scopes: ['webhooks:manage'] })
+  const scopes: Scope[] = ['webhooks:manage', 'contacts:read']
+  const a = await createTenantWithKey(app, { role: 'admin', scopes })
+  const b = await createTenantWithKey(app, { name: 'Altra', role: 'admin', scopes })
   const mine = (
     await request(app, a.key, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/' } })
   ).json().id as string
@@ -167,7 +208,7 @@ t.test('without a key for the secrets, webhooks cannot be created (and the start
     { write: (line) => lines.push(line) },
     { webhooks: { resolve } },
   )
-  const { key } = await createTenantWithKey(app, { role: 'admin', scopes: ['webhooks:manage'] })
+  const { key } = await createTenantWithKey(app, { role: 'admin', scopes: ['webhooks:manage', 'contacts:read'] })
   const res = await request(app, key, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/' } })
   t.equal(res.statusCode, 503)
   t.equal(res.json().error.code, 'service_unavailable')
@@ -177,7 +218,7 @@ t.test('without a key for the secrets, webhooks cannot be created (and the start
 t.test('finished deliveries past the retention are purged; pending ones and recent ones stay', async (t) => {
   const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
   const { tenantId } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   const hook = (
     await request(app, admin, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/h' } })
   ).json()

@@ -1,9 +1,10 @@
 // One delivery attempt over HTTP, against endpoints on loopback that answer, refuse, hang, trickle, cut or stream:
 // every attempt ends within its timeout with a short reason, once the status arrived the status decides, no more
-// than ANSWER_BODY_LIMIT of an answer is read, and attempts to one host never queue behind each other.
+// than WEBHOOK_LIMITS.answerBytes of an answer is read, and attempts to one host never queue behind each other.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import t, { type Test } from 'tap'
-import { ANSWER_BODY_LIMIT, httpTransport } from '../../src/webhooks/transport.ts'
+import { WEBHOOK_LIMITS } from '../../src/webhooks/model.ts'
+import { httpTransport } from '../../src/webhooks/transport.ts'
 import { freePort } from '../services.ts'
 
 const TIMEOUT = 300
@@ -94,7 +95,7 @@ async function counting(t: Test, bodyOf: (path: string, response: ServerResponse
   return { base: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, seen }
 }
 
-t.test('an endless answer is cut after ANSWER_BODY_LIMIT bytes at once, counted by its status', async (t) => {
+t.test('an endless answer is cut after the first few KB at once, counted by its status', async (t) => {
   const chunk = Buffer.alloc(16 * 1024, 'x')
   let written = 0
   const { base, seen } = await counting(t, (_path, response) => {
@@ -128,10 +129,14 @@ t.test('an answer read to its end keeps its connection; one cut at the limit clo
     response.writeHead(200, { 'content-length': size }).end(Buffer.alloc(size, 'x'))
   })
   const sendSized = (size: number) => transport.send(`${base}/${size}`, '{}', {}, 5_000)
-  t.same(await sendSized(ANSWER_BODY_LIMIT), { status: 200, error: null })
+  t.same(await sendSized(WEBHOOK_LIMITS.answerBytes), { status: 200, error: null })
   t.same(await sendSized(0), { status: 200, error: null })
   t.equal(seen.connections, 1, 'a body of exactly the limit is read to its end: the connection is reused')
-  t.same(await sendSized(ANSWER_BODY_LIMIT + 1), { status: 200, error: null }, 'one byte more still counts by status')
+  t.same(
+    await sendSized(WEBHOOK_LIMITS.answerBytes + 1),
+    { status: 200, error: null },
+    'one byte more still counts by status',
+  )
   t.same(await sendSized(0), { status: 200, error: null })
   t.equal(seen.connections, 2, 'the connection of the answer cut at the limit was closed, not reused')
 })
