@@ -3,6 +3,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { EVENT_TYPES, EventTypeSchema } from '../events/model.js'
 import { Nullable, PRINTABLE, Timestamp } from '../schemas/common.js'
+import { HOST_NOT_ALLOWED } from './urls.js'
 
 export const WEBHOOK_LIMITS = {
   url: 2048,
@@ -39,8 +40,7 @@ export const WebhookCreateSchema = Type.Object(
       maxLength: WEBHOOK_LIMITS.url,
       // No spaces nor control characters: a URL as sent is what operators see in the CLI's table.
       pattern: '^[^\\s\\u0000-\\u001F\\u007F-\\u009F]+$',
-      description:
-        'Indirizzo https pubblico che riceve gli eventi; sono rifiutati indirizzi di loopback, privati o link-local',
+      description: `Indirizzo https che riceve gli eventi: ${HOST_NOT_ALLOWED}`,
     }),
     events: Type.Optional(events('I tipi di evento da consegnare; omesso: tutti')),
     description: Type.Optional(Type.String({ maxLength: WEBHOOK_LIMITS.description, pattern: PRINTABLE })),

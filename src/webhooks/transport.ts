@@ -1,13 +1,16 @@
-// Sending one delivery: a POST over keep-alive connections, through request-filtering-agent, which checks the
-// address a name resolves to when it connects and refuses any that is not public (loopback, private, link-local…).
-// WEBHOOKS_ALLOW_INSECURE uses Node's plain agents instead. The DNS lookup can be replaced (tests answer it with a
-// stub and record what would be connected).
+// Sending one delivery: a POST over keep-alive connections, through request-filtering-agent, which refuses when it
+// connects any address that is not public (loopback, private, link-local…), and through rubrica's own check of
+// the address each connection is to use (isPublicAddress, which also refuses ::/8, IPv4 written as IPv6).
+// WEBHOOKS_ALLOW_INSECURE uses Node's plain agents and no check instead. The DNS lookup can be replaced (tests
+// answer it with a stub and record what would be connected).
 
+import { lookup as systemLookup } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
-import type { LookupFunction } from 'node:net'
+import { isIP, type LookupFunction } from 'node:net'
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent'
 import { WEBHOOK_LIMITS } from './model.js'
+import { AddressNotAllowed, isPublicAddress, publicOnlyLookup } from './urls.js'
 
 export interface Sent {
   /** The endpoint's HTTP status; null when it gave none. */
@@ -30,14 +33,19 @@ export interface TransportOptions {
   lookup?: LookupFunction
 }
 
+const HOST_NOT_ALLOWED_REASON = 'host not found or not public'
+
 /** A short reason for a failed request, never more than a line. */
 function reasonOf(error: NodeJS.ErrnoException, timeoutMs: number): string {
   if (error.name === 'AbortError' || error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`
-  if (/is not allowed/.test(error.message)) return 'address not allowed (not public)'
+  // One reason for a name that does not resolve and one that resolves to an address not allowed: the deliveries
+  // log must not tell a tenant what the operator's DNS holds (a name of theirs made a CNAME to an internal one).
+  if (error instanceof AddressNotAllowed || /is not allowed/.test(error.message) || error.code === 'ENOTFOUND') {
+    return HOST_NOT_ALLOWED_REASON
+  }
   const known: Record<string, string> = {
     ECONNREFUSED: 'connection refused',
     ECONNRESET: 'connection reset',
-    ENOTFOUND: 'host not found',
     EAI_AGAIN: 'host not found (DNS temporarily failed)',
     EHOSTUNREACH: 'host unreachable',
     ETIMEDOUT: 'connection timed out',
@@ -52,15 +60,22 @@ export function httpTransport(options: TransportOptions): { send: Send; close():
   const agents = options.allowInsecure
     ? { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
     : { http: new RequestFilteringHttpAgent(agentOptions), https: new RequestFilteringHttpsAgent(agentOptions) }
+  // The agents look the name up with this when they connect (request-filtering-agent wraps it with its own check).
+  const lookup = options.allowInsecure ? options.lookup : publicOnlyLookup(options.lookup ?? systemLookup)
   const send: Send = (url, body, headers, timeoutMs, signal) =>
     new Promise((resolve) => {
       const target = new URL(url)
       const secure = target.protocol === 'https:'
+      // An address in the URL is connected to without a lookup: checked here, by the same rule.
+      const literal = target.hostname.replace(/^\[(.*)\]$/, '$1')
+      if (!options.allowInsecure && isIP(literal) !== 0 && !isPublicAddress(literal)) {
+        return resolve({ status: null, error: HOST_NOT_ALLOWED_REASON })
+      }
       const request = (secure ? https : http).request(target, {
         method: 'POST',
         agent: secure ? agents.https : agents.http,
         headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-        ...(options.lookup && { lookup: options.lookup }),
+        ...(lookup && { lookup }),
       })
       // A plain timer, not AbortSignal.timeout: combined with AbortSignal.any, Node 20 may collect the timeout
       // signal and never fire it (nodejs/node#57736), leaving the attempt hanging and its socket open.

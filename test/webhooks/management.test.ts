@@ -15,6 +15,8 @@ const NAMES: Record<string, string[]> = {
   'mixed.example.it': ['93.184.216.34', '192.168.1.9'],
   'v6.example.it': ['2606:2800:220:1:248:1893:25c8:1946'],
   'metadata.example.it': ['169.254.169.254'],
+  'internal-v6.example.it': ['fd00:10::5'],
+  'compatible.example.it': ['::7f00:1'],
 }
 const resolve = async (host: string) => {
   const found = NAMES[host]
@@ -113,37 +115,53 @@ t.test('URLs: https to public addresses only, checked against what the name reso
   const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
   const { tenantId } = await createTenantWithKey(app)
   const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
-  const refused = [
-    'http://crm.example.it/hooks',
+  // Every host that is not allowed gets the same words (issue #29: the refusal named the address a name resolved
+  // to, and "does not resolve" differed from "private", so a tenant's admin could map the operator's DNS).
+  const hostRefused = [
     'https://127.0.0.1/hooks',
     'https://10.0.0.1/hooks',
     'https://169.254.169.254/latest/meta-data',
     'https://[::1]/hooks',
     'https://[::ffff:10.0.0.1]/hooks',
+    'https://[fd00:10::5]/hooks',
     'https://0.0.0.0/',
     'https://internal.example.it/hooks',
+    'https://internal-v6.example.it/hooks',
     'https://mixed.example.it/hooks',
     'https://metadata.example.it/',
+    'https://compatible.example.it/',
     'https://nowhere.example.it/',
-    'https://user:password@crm.example.it/hooks',
-    'ftp://crm.example.it/',
-    'not a url',
     // IPv4-compatible IPv6 hiding loopback, private and metadata addresses, and the rest of ::/8.
     'https://[::127.0.0.1]/',
     'https://[::a00:1]/',
     'https://[::a9fe:a9fe]/',
     'https://[::1:0:0:1]/',
+  ]
+  const formatRefused = [
+    'http://crm.example.it/hooks',
+    'https://user:password@crm.example.it/hooks',
+    'ftp://crm.example.it/',
+    'not a url',
     // What an operator's terminal would act on, and spaces around the URL.
     'https://crm.example.it/\u001b[2J\u001b[31mX\u001b[0m',
     'https://crm.example.it/a\r\nFORGED',
     ' https://crm.example.it/hooks',
     'https://crm.example.it/hooks\t',
   ]
-  for (const url of refused) {
+  const oneRefusal =
+    'Il campo "url" non è valido: l’host deve essere un indirizzo pubblico, o un nome che si risolve solo in ' +
+    'indirizzi pubblici.'
+  for (const url of hostRefused) {
+    const res = await request(app, admin, { method: 'POST', url: HOOKS, payload: { url } })
+    t.equal(res.statusCode, 400, url)
+    t.same(res.json(), { error: { code: 'invalid_body', message: oneRefusal } }, `${url}: the one refusal`)
+  }
+  for (const url of formatRefused) {
     const res = await request(app, admin, { method: 'POST', url: HOOKS, payload: { url } })
     t.equal(res.statusCode, 400, url)
     t.equal(res.json().error.code, 'invalid_body')
     t.match(res.json().error.message, /^Il campo "url" non è valido/)
+    t.not(res.json().error.message, oneRefusal, `${url}: a format problem says which`)
   }
   t.same((await request(app, admin, { method: 'GET', url: HOOKS })).json().data, [], 'nothing was registered')
   const bad = await request(app, admin, {

@@ -1,10 +1,14 @@
 // One delivery attempt over HTTP, against endpoints on loopback that answer, refuse, hang, trickle, cut or stream:
 // every attempt ends within its timeout with a short reason, once the status arrived the status decides, no more
 // than WEBHOOK_LIMITS.answerBytes of an answer is read, and attempts to one host never queue behind each other.
+// Also the lookup every connection uses, which refuses what registration refuses.
+import { readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { isIP, type LookupFunction } from 'node:net'
 import t, { type Test } from 'tap'
 import { WEBHOOK_LIMITS } from '../../src/webhooks/model.ts'
 import { httpTransport } from '../../src/webhooks/transport.ts'
+import { publicOnlyLookup } from '../../src/webhooks/urls.ts'
 import { freePort } from '../services.ts'
 
 const TIMEOUT = 300
@@ -139,4 +143,39 @@ t.test('an answer read to its end keeps its connection; one cut at the limit clo
   )
   t.same(await sendSized(0), { status: 200, error: null })
   t.equal(seen.connections, 2, 'the connection of the answer cut at the limit was closed, not reused')
+})
+
+t.test(
+  "the connections' lookup refuses an answer holding any address that is not public, in either form",
+  async (t) => {
+    const answering =
+      (addresses: string[]): LookupFunction =>
+      (_hostname, options, callback) => {
+        const entries = addresses.map((address) => ({ address, family: isIP(address) }))
+        if (options.all) callback(null, entries)
+        else callback(null, addresses[0] ?? '', entries[0]?.family)
+      }
+    const ask = (addresses: string[], all: boolean) =>
+      new Promise<string>((resolve) =>
+        publicOnlyLookup(answering(addresses))('crm.example.it', { all }, (error) =>
+          resolve(error ? error.constructor.name : 'allowed'),
+        ),
+      )
+    for (const all of [false, true]) {
+      t.equal(await ask(['93.184.216.34'], all), 'allowed', `a public address (all: ${all})`)
+      t.equal(await ask(['2606:2800:220:1:248:1893:25c8:1946'], all), 'allowed', `a public IPv6 address (all: ${all})`)
+      for (const address of ['::7f00:1', '::a00:1', '::ffff:7f00:1', '10.0.0.1', 'fd00::1', '169.254.169.254']) {
+        t.equal(await ask([address], all), 'AddressNotAllowed', `${address} (all: ${all})`)
+      }
+    }
+    t.equal(await ask(['93.184.216.34', '::7f00:1'], true), 'AddressNotAllowed', 'one bad address among good ones')
+    t.equal(await ask([], true), 'AddressNotAllowed', 'no address at all')
+  },
+)
+
+t.test('the documents state the limit the transport reads to', async (t) => {
+  const limit = `${WEBHOOK_LIMITS.answerBytes / 1024} KiB`
+  for (const page of ['README.md', 'docs/api.md', 'docs/operations.md']) {
+    t.match(readFileSync(page, 'utf8'), new RegExp(`at most (the first )?${limit}`, 'i'), `${page} says ${limit}`)
+  }
 })
