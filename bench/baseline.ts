@@ -41,7 +41,7 @@ async function run(statement: Prepared, values: unknown[]): Promise<ContactRow |
   return rows[0]
 }
 
-/** sha256(lower-cased key) -> tenant id, as src/api-key.ts hashApiKey stores it; loaded once. */
+/** sha256(lower-cased key) -> tenant id, as src/auth/api-key.ts hashApiKey stores it; loaded once. */
 const tenantByKeyHash = new Map<string, string>()
 const keyRows = await pool.query<{ key_hash: string; tenant_id: string }>(
   `SELECT k.key_hash, k.tenant_id FROM api_keys k JOIN tenants t ON t.id = k.tenant_id

@@ -5,7 +5,7 @@
 //         contact.create with a nested create of the tag link; contact.updateManyAndReturn, then a prepared read
 //         of the tag names. Once with Prisma's statements unnamed (the adapter's default, as rubrica ran them
 //         then) and once named (prepared, as src/db/database.ts names them now);
-//   (ii)  the single statement rubrica runs now (src/repositories/contact-statements.ts, imported, so that this
+//   (ii)  the single statement rubrica runs now (src/contacts/sql.ts, imported, so that this
 //         measures exactly rubrica's SQL) through prisma.$queryRawUnsafe, prepared by name through
 //         @prisma/adapter-pg's statementNameGenerator;
 //   (iii) the same statement through a pg pool, as a named statement (what rubrica does).

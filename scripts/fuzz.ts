@@ -1,5 +1,5 @@
 // npm run fuzz -- --runs N [--seed S] [--all] [--reporter R]
-// Runs the property-based suites (test/fuzz/hostile-input, isolation, races) with many more cases than
+// Runs the property-based suites (hostile input, isolation, races: PROPERTY_SUITES) with many more cases than
 // `npm test` does, on the configured test database (PGlite, or TEST_DATABASE_URL), then prints how many requests
 // each endpoint got, by status. --all adds the example-based files (test/regressions/, slow clients).
 // The seed is printed first: the same --seed and --runs replay the same cases.

@@ -49,10 +49,10 @@ export interface AppOptions {
 }
 
 /**
- * The app, assembled in layers: external plugins; the core (validation and parsing, response headers, logs, the
- * database and what lives on it, Redis, metrics); errors; the OpenAPI document; then the routes: health, the
- * document's, and the /api/v1 scope with each feature's routes. Plugins declare their dependencies, so a layer
- * out of order stops the start.
+ * The app, assembled in layers: the guard that notes every route under /api/v1; the core (@fastify/sensible,
+ * validation and parsing, response headers, logs, the database and what lives on it, Redis, metrics); errors;
+ * the OpenAPI document; then the routes: health, the document's, and the /api/v1 scope with each feature's
+ * routes. Plugins declare their dependencies, so a layer out of order stops the start.
  */
 export default async function serviceApp(fastify: FastifyInstance, options: AppOptions) {
   fastify.decorate('config', options.config)

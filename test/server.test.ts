@@ -1,6 +1,6 @@
 // The real entry point, as a newcomer runs it: a first start on an empty embedded database shows the demo key
 // and a curl that works, a second start does not show it again, and SIGTERM lets in-flight requests finish.
-// (Starts that fail are in test/startup.test.ts.)
+// (Starts that fail are in test/config/startup.test.ts.)
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -32,7 +32,7 @@ export default fp(
       const names = [...unguarded].map((route) => `${route.method} ${route.url}`)
       if (names.length > 0) {
         throw new Error(
-          `Routes under ${API_PREFIX} outside the authenticated scope (src/routes/api/v1/index.ts, after its ` +
+          `Routes under ${API_PREFIX} outside the authenticated scope (register them in src/api.ts, after its ` +
             `authorization plugin): ${names.join(', ')}.`,
         )
       }

@@ -1,7 +1,8 @@
 // Refuses, in the order the API promises: not authenticated (401), organisation suspended, scope missing,
-// role insufficient (403). Every route of the scope declares what it needs in its config, once: its scope and
-// whether it reads or writes. A route without them, or with unknown ones, stops the start instead of being
-// open to every key, and the OpenAPI `security` of each route is derived from the same config.
+// role insufficient (403). Every route of the scope declares what it needs in its config, once: the scopes a key
+// must all hold (one, or more where a route reaches what several guard) and whether it reads, writes or manages.
+// A route without them, with an empty list or unknown ones, stops the start instead of being open to every key,
+// and the OpenAPI `security` of each route is derived from the same config.
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { type ApiError, errors } from '../errors/catalogue.js'
@@ -13,8 +14,8 @@ export type Access = (typeof ACCESSES)[number]
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a key must hold to call the route (required on every /api/v1 route). */
-    scope?: Scope
+    /** The scopes a key must all hold to call the route (at least one; required on every /api/v1 route). */
+    scopes?: readonly Scope[]
     /** Whether the route reads or writes: roles are granted one or both (required on every /api/v1 route). */
     access?: Access
   }
@@ -28,18 +29,21 @@ export const ROLE_ACCESS: Record<Role, readonly Access[]> = {
 }
 
 const isAccess = (value: unknown): value is Access => (ACCESSES as readonly unknown[]).includes(value)
+const areScopes = (value: unknown): value is readonly Scope[] =>
+  Array.isArray(value) && value.length > 0 && value.every((scope) => typeof scope === 'string' && isScope(scope))
 
 export default fp(
   async function authorization(fastify) {
     fastify.addHook('onRoute', function requireAccessRules(route) {
-      const { scope, access } = route.config ?? {}
-      if (typeof scope !== 'string' || !isScope(scope) || !isAccess(access)) {
+      const { scopes, access } = route.config ?? {}
+      if (!areScopes(scopes) || !isAccess(access)) {
         throw new Error(
-          `Route ${route.method} ${route.url} must declare config.scope (one of ${SCOPES.join(', ')}) ` +
-            `and config.access (${ACCESSES.join(', ')}); it has scope ${String(scope)} and access ${String(access)}.`,
+          `Route ${route.method} ${route.url} must declare config.scopes (one or more of ${SCOPES.join(', ')}) ` +
+            `and config.access (${ACCESSES.join(', ')}); it has scopes ${JSON.stringify(scopes)} and access ${String(access)}.`,
         )
       }
-      route.schema = { ...route.schema, security: [{ apiKey: [scope] }] }
+      // One requirement object listing every scope: in OpenAPI, all of them are needed together.
+      route.schema = { ...route.schema, security: [{ apiKey: [...scopes] }] }
       fastify.apiRoutes.guard(route)
     })
 
@@ -64,9 +68,11 @@ function refusalOf(request: FastifyRequest): ApiError | undefined {
   const auth = request.auth
   if (auth === null) return errors.missingAuthorization()
   if (auth.tenantStatus === 'suspended') return errors.tenantSuspended()
-  const { scope, access } = request.routeOptions.config
-  // Both are present: requireAccessRules refused every route without them.
-  if (scope === undefined || !auth.scopes.includes(scope)) return errors.insufficientScope(String(scope), auth.scopes)
+  const { scopes, access } = request.routeOptions.config
+  // Both are present: requireAccessRules refused every route without them (and an empty list).
+  if (scopes === undefined || scopes.length === 0 || !scopes.every((scope) => auth.scopes.includes(scope))) {
+    return errors.insufficientScope(scopes ?? [], auth.scopes)
+  }
   if (access === undefined || !ROLE_ACCESS[auth.role].includes(access)) return errors.insufficientRole(auth.role)
   return undefined
 }

@@ -23,7 +23,8 @@ export function addKeyCommands(program: Command, io: CliIo): void {
     .addOption(new Option('--role <role>', 'role of the key').choices(ROLES).makeOptionMandatory())
     .requiredOption(
       '--scopes <list>',
-      `comma-separated scopes of ${SCOPES.join(', ')} (webhooks:manage works for the admin role only)`,
+      `comma-separated scopes of ${SCOPES.join(', ')} (webhooks:manage works for the admin role only, and ` +
+        'registering a webhook or reading its deliveries also needs contacts:read)',
       scopeList,
     )
     .option('--label <text>', `label for operators, up to ${KEY_LABEL_MAX_LENGTH} characters`, keyLabel)

@@ -27,12 +27,14 @@ const tags = ['contacts']
 
 const etag = etagHeader('Versione del contatto, da usare con If-Match e If-None-Match')
 
-/** The headers of a POST that a retry may repeat safely (src/idempotency/). */
+/** The headers of a POST that a retry may repeat safely (src/idempotency/): declared once, for every such POST. */
 export const idempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
       pattern: IDEMPOTENCY_KEY,
-      description: 'Chiave scelta dal client (1-255 caratteri ASCII stampabili) per ripetere la richiesta senza rischi',
+      description:
+        'Chiave scelta dal client (1-255 caratteri ASCII stampabili) per ripetere la richiesta senza rischi. Gli ' +
+        'spazi attorno al valore non ne fanno parte: HTTP li toglie prima che arrivi, così `k ` è la chiave `k`',
       examples: ['ordine-2026-000123'],
     }),
   ),

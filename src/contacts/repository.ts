@@ -87,14 +87,39 @@ export class ContactRepository {
         : { kind: 'precondition_failed' }
     }
     const statement = updateStatement(tenantId, id, patch, expected === '*' ? undefined : [...expected])
-    const [row] = await this.db.query<Versioned>(statement.name, statement.sql, statement.params)
-    if (row) return { kind: 'updated', contact: row }
+    const [row] = await this.db.query<Versioned & { seen: number }>(statement.name, statement.sql, statement.params)
+    if (row) {
+      const { seen, ...written } = row
+      // Nobody changed the contact between the statement's snapshot and its write: the row is what it wrote.
+      if (written.version === seen + 1) return { kind: 'updated', contact: written }
+      // It waited behind another writer: its tags may be older than its row (see settled).
+      return { kind: 'updated', contact: settled(await this.get(tenantId, id), written) }
+    }
     // Nothing written: the contact is not there, moved on from the version expected, or already as asked.
     const current = await this.get(tenantId, id)
     if (!current) return { kind: 'not_found' }
     return matches(current.version, expected) ? { kind: 'updated', contact: current } : { kind: 'precondition_failed' }
   }
 }
+
+/**
+ * What a PATCH that waited behind another writer of the contact answers: its row with the tags of its version,
+ * which its statement could not read (it read the tags of its snapshot, before the wait). A link is only ever
+ * added, and only by a write that moves the contact's version (a batch, which holds the row's lock meanwhile): so
+ * the tags of the written version hold every tag the snapshot saw and none that a later version added. Read
+ * again now: at that same version they are its tags; at a later one, equal to the snapshot's they are its tags
+ * too; otherwise they are unknown, and the answer is the contact as it is now, with that version (an ETag always
+ * names the representation it comes with).
+ */
+function settled(current: Versioned | null, written: Versioned): Versioned {
+  // Gone since (erased): its ETag names nothing any more.
+  if (!current) return written
+  if (current.version === written.version) return current
+  return sameNames(current.tags, written.tags) ? written : current
+}
+
+const sameNames = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((name, i) => name === b[i])
 
 function matches(version: number, expected: Expected): boolean {
   return expected === '*' || expected.includes(version)

@@ -12,8 +12,8 @@ import { etagOf, isCurrent, versionsOf } from './entity-tags.js'
 import type { ContactCreate } from './model.js'
 import { createContact, getContact, listContacts, updateContact } from './operations.js'
 
-const read = { scope: 'contacts:read', access: 'read' } as const
-const write = { scope: 'contacts:write', access: 'write' } as const
+const read = { scopes: ['contacts:read'], access: 'read' } as const
+const write = { scopes: ['contacts:write'], access: 'write' } as const
 
 /**
  * A create's answer, as an Idempotency-Key stores it: the body as the route's schema serializes it. A refusal

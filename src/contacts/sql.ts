@@ -159,6 +159,11 @@ function listStatementOf(selectList: SelectList) {
  * write at once. With `versions` (If-Match) it applies only to a contact that still has one of them. A contact
  * that already has every value sent is not written (the row constructor has a constant, so that one field
  * compares as a row too).
+ *
+ * Beside the row, `seen`: the version the statement's snapshot holds. An UPDATE that waited for another
+ * transaction's lock on the row writes over that transaction's version, but its subqueries, the tags' included,
+ * still read the snapshot taken before the wait: a version other than `seen + 1` says another transaction
+ * changed the contact in between, and the tags answered may be older than the row (the repository reads again).
  */
 function updateStatementOf(storage: ContactStorage, readColumns: string) {
   const shaped = statementCache()
@@ -185,7 +190,8 @@ function updateStatementOf(storage: ContactStorage, readColumns: string) {
       `${fields.join(',')}:${versions ? 'if' : ''}`,
       'contacts_update',
       () => `UPDATE contacts c SET ${sets.join(', ')}, updated_at = GREATEST(now(), c.updated_at)
-    WHERE ${condition} RETURNING ${readColumns}`,
+    WHERE ${condition}
+    RETURNING ${readColumns}, (SELECT s.version FROM contacts s WHERE s.tenant_id = $1 AND s.id = $2) AS seen`,
     )
     return { ...statement, params }
   }

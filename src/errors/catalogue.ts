@@ -78,9 +78,9 @@ export const CATALOGUE = {
   },
   insufficient_scope: {
     status: 403,
-    when: "the key lacks the operation's scope; the message names the scope needed and those held",
+    when: 'the key lacks a scope the operation needs; the message names every scope needed and those held',
     specified: true,
-    example: (): ApiError => errors.insufficientScope('contacts:write', ['contacts:read']),
+    example: (): ApiError => errors.insufficientScope(['contacts:write'], ['contacts:read']),
   },
   insufficient_role: {
     status: 403,
@@ -229,6 +229,11 @@ export class ApiError extends Error {
 const KEY_REFUSED = 'Chiave API non valida, revocata o non più utilizzabile.'
 
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many)
+/** "a"; "a" e "b"; "a", "b" e "c". */
+const quotedList = (names: readonly string[]) => {
+  const quoted = names.map((name) => `"${name}"`)
+  return quoted.length > 1 ? `${quoted.slice(0, -1).join(', ')} e ${quoted.at(-1)}` : (quoted[0] ?? '')
+}
 
 /** The API's errors with their Italian messages: handlers, hooks and plugins throw these. */
 export const errors = {
@@ -246,12 +251,12 @@ export const errors = {
       'tenant_suspended',
       "L'organizzazione è sospesa: le richieste sono rifiutate finché non torna attiva.",
     ),
-  insufficientScope: (required: string, held: readonly string[]) =>
+  insufficientScope: (required: readonly string[], held: readonly string[]) =>
     new ApiError(
       'insufficient_scope',
-      `Permessi insufficienti: serve lo scope "${required}"; la chiave ha ${
-        held.length > 0 ? held.map((s) => `"${s}"`).join(', ') : 'nessuno scope'
-      }.`,
+      `Permessi insufficienti: ${plural(required.length, 'serve lo scope', 'servono gli scope')} ${quotedList(
+        required,
+      )}; la chiave ha ${held.length > 0 ? held.map((s) => `"${s}"`).join(', ') : 'nessuno scope'}.`,
     ),
   insufficientRole: (role: string) =>
     new ApiError('insufficient_role', `Il ruolo "${role}" della chiave non consente questa operazione.`),

@@ -37,18 +37,62 @@ function fromFastifyError(error: FastifyError): ApiError | null {
 
 /** The methods a route of this service can have, in the order an Allow header lists them. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const
+type Method = (typeof METHODS)[number]
+
+/** A route's URL with no parameter nor wildcard: it names one path. */
+const isStatic = (url: string) => !/[:*]/.test(url)
+
+/** A request's path as the router compares it with a route's: decoded, one trailing slash dropped. */
+function pathOf(url: string): string {
+  const raw = url.split('?', 1)[0] ?? '/'
+  let path = raw
+  try {
+    path = decodeURI(raw)
+  } catch {
+    // Not decodable: the router refused it already (frameworkErrors); compared as it came.
+  }
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
+}
+
+/**
+ * The paths that routes name without parameters, with the methods each is routed for. Such a path belongs to its
+ * routes: the router hands its other methods to a parametric sibling where one exists (GET /contacts/batch to
+ * GET /contacts/:id, with the id "batch"), and those are answered as what they are, a method the path lacks.
+ */
+class StaticPaths {
+  private readonly methods = new Map<string, Set<Method>>()
+
+  add(url: string, method: string | string[]): void {
+    if (!isStatic(url)) return
+    const path = pathOf(url)
+    const methods = this.methods.get(path) ?? new Set<Method>()
+    for (const one of [method].flat()) if ((METHODS as readonly string[]).includes(one)) methods.add(one as Method)
+    this.methods.set(path, methods)
+  }
+
+  /** The methods of the path `url` names, in Allow's order, if routes name it without parameters. */
+  allowed(url: string): Method[] | undefined {
+    const methods = this.methods.get(pathOf(url))
+    return methods && METHODS.filter((method) => methods.has(method))
+  }
+}
+
+function refuseMethod(request: FastifyRequest, reply: FastifyReply, allowed: readonly Method[]): ApiError {
+  reply.header('allow', allowed.join(', '))
+  return errors.methodNotAllowed(request.method, allowed)
+}
 
 /**
  * The answer to a request no route takes: a path that exists with other methods is a 405 that says which (in
  * an Allow header too); anything else names no resource.
  */
-function unrouted(fastify: FastifyInstance, request: FastifyRequest, reply: FastifyReply): ApiError {
+function unrouted(fastify: FastifyInstance, paths: StaticPaths, request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?', 1)[0] ?? '/'
-  const allowed = METHODS.filter((method) => fastify.findRoute({ method, url: path }) !== null)
+  const allowed =
+    paths.allowed(request.url) ?? METHODS.filter((method) => fastify.findRoute({ method, url: path }) !== null)
   // A route of this very method that found nothing (a static file that is not there) is a plain 404.
-  if (allowed.length === 0 || allowed.includes(request.method as (typeof METHODS)[number])) return errors.notFound()
-  reply.header('allow', allowed.join(', '))
-  return errors.methodNotAllowed(request.method, allowed)
+  if (allowed.length === 0 || allowed.includes(request.method as Method)) return errors.notFound()
+  return refuseMethod(request, reply, allowed)
 }
 
 function toApiError(error: FastifyError): ApiError {
@@ -66,6 +110,16 @@ function toApiError(error: FastifyError): ApiError {
 
 export default fp(
   async function errorEnvelope(fastify) {
+    // Registered before any route (src/app.ts), so that it sees them all.
+    const paths = new StaticPaths()
+    fastify.addHook('onRoute', (route) => paths.add(route.url, route.method))
+    // A root hook, before the /api/v1 scope's: a method the path lacks is refused before authentication and the
+    // rate limit, as the router's own 405 is.
+    fastify.addHook('onRequest', (request, reply, done) => {
+      const route = request.routeOptions.url
+      const allowed = route === undefined || isStatic(route) ? undefined : paths.allowed(request.url)
+      done(allowed && !allowed.includes(request.method as Method) ? refuseMethod(request, reply, allowed) : undefined)
+    })
     fastify.setErrorHandler(function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
       // A client that hangs up halfway through its body is no server fault (Node reports it as ECONNRESET,
       // which would otherwise read as a lost database connection) and has nobody left to answer.
@@ -74,7 +128,7 @@ export default fp(
         return reply.code(400).send(errors.badRequest().toBody())
       }
       // A request no route takes is answered as such whatever its body: parsing that body may fail first.
-      const apiError = request.is404 ? unrouted(fastify, request, reply) : toApiError(error)
+      const apiError = request.is404 ? unrouted(fastify, paths, request, reply) : toApiError(error)
       // A 503 of the shutdown is foreseen and says nothing of the database: only a database error is logged so.
       if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable')
       else if (apiError.statusCode >= 500 && apiError.code !== 'service_unavailable') {
@@ -86,7 +140,7 @@ export default fp(
       return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
     })
     fastify.setNotFoundHandler(function handleNotFound(request, reply) {
-      const apiError = unrouted(fastify, request, reply)
+      const apiError = unrouted(fastify, paths, request, reply)
       // Also where a plugin answers not found (a static file that is not there): no error is worth caching.
       reply.header('cache-control', 'no-store')
       return reply.code(apiError.statusCode).send(apiError.toBody())

@@ -5,7 +5,7 @@ import { tenantOf } from '../auth/authorization.js'
 import { listEvents } from './operations.js'
 
 const events: FastifyPluginAsyncTypebox = async (fastify) => {
-  fastify.get('/', { config: { scope: 'contacts:read', access: 'read' }, schema: listEvents }, async (request) =>
+  fastify.get('/', { config: { scopes: ['contacts:read'], access: 'read' }, schema: listEvents }, async (request) =>
     fastify.events.page(tenantOf(request), request.query),
   )
 }

@@ -3,8 +3,19 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { EVENT_TYPES, EventTypeSchema } from '../events/model.js'
 import { Nullable, PRINTABLE, Timestamp } from '../schemas/common.js'
+import { HOST_NOT_ALLOWED } from './urls.js'
 
-export const WEBHOOK_LIMITS = { url: 2048, description: 200, perTenant: 20 } as const
+export const WEBHOOK_LIMITS = {
+  url: 2048,
+  description: 200,
+  perTenant: 20,
+  /**
+   * Bytes read of a receiver's answer: a short reply fits, and its connection is kept for the next attempt. Past
+   * it nothing more is read, the connection is closed (never reused), and the status alone decides: an endless or
+   * huge answer costs a few KB, not a CPU reading it until the timeout.
+   */
+  answerBytes: 4 * 1024,
+} as const
 
 const EXAMPLE_WEBHOOK = {
   id: '5a0c1f62-9d7e-4b1a-8c3e-2f6d4e8b9a17',
@@ -29,8 +40,7 @@ export const WebhookCreateSchema = Type.Object(
       maxLength: WEBHOOK_LIMITS.url,
       // No spaces nor control characters: a URL as sent is what operators see in the CLI's table.
       pattern: '^[^\\s\\u0000-\\u001F\\u007F-\\u009F]+$',
-      description:
-        'Indirizzo https pubblico che riceve gli eventi; sono rifiutati indirizzi di loopback, privati o link-local',
+      description: `Indirizzo https che riceve gli eventi: ${HOST_NOT_ALLOWED}`,
     }),
     events: Type.Optional(events('I tipi di evento da consegnare; omesso: tutti')),
     description: Type.Optional(Type.String({ maxLength: WEBHOOK_LIMITS.description, pattern: PRINTABLE })),

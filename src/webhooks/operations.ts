@@ -4,6 +4,7 @@ import { NoQuerySchema } from '../contacts/model.js'
 import { BODY_CODES, COMMON_CODES, errorResponses, locationHeader, noContent, success } from '../openapi/responses.js'
 import {
   DeliveryListSchema,
+  WEBHOOK_LIMITS,
   WebhookCreatedSchema,
   WebhookCreateSchema,
   WebhookListSchema,
@@ -23,8 +24,10 @@ export const createWebhook = {
   description:
     'Gli eventi dei contatti (come in `GET /events`) saranno consegnati a `url` con un POST firmato secondo Standard ' +
     'Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), almeno una volta, ritentando se la ' +
-    'risposta non è un 2xx entro il tempo limite. Solo `https://` verso indirizzi pubblici. Il segreto per ' +
-    'verificare le firme è nella risposta e non si può rileggere. Serve lo scope webhooks:manage e il ruolo admin.',
+    'risposta non è un 2xx entro il tempo limite (conta lo stato: della risposta si leggono al più i primi ' +
+    `${WEBHOOK_LIMITS.answerBytes / 1024} KiB). Solo \`https://\` verso indirizzi pubblici. Il segreto per verificare le ` +
+    'firme è nella risposta e non si può rileggere. Servono il ruolo admin e gli scope webhooks:manage e ' +
+    'contacts:read: il webhook riceverà i dati dei contatti.',
   tags,
   querystring: NoQuerySchema,
   body: Type.Ref(WebhookCreateSchema),
@@ -73,7 +76,9 @@ export const deleteWebhook = {
 export const listDeliveries = {
   operationId: 'listWebhookDeliveries',
   summary: 'Le ultime consegne di un webhook',
-  description: 'Gli ultimi 100 tentativi, dal più recente: stato HTTP, errore, durata.',
+  description:
+    'Gli ultimi 100 tentativi, dal più recente: evento, stato HTTP, errore, durata. Servono gli scope ' +
+    'webhooks:manage e contacts:read, come per registrare un webhook.',
   ...oneWebhook,
   response: {
     200: success('I tentativi di consegna', Type.Ref(DeliveryListSchema)),

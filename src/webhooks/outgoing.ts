@@ -1,6 +1,7 @@
 // The request rubrica sends to a webhook, for the OpenAPI document's `webhooks` section: generators and readers
 // see the body (an Event) and the Standard Webhooks headers, and what answer counts as received.
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
+import { WEBHOOK_LIMITS } from './model.js'
 
 /** The 3.1 document's `webhooks`, as @fastify/swagger types it. */
 type Webhooks = NonNullable<Extract<FastifyDynamicSwaggerOptions['openapi'], { webhooks?: unknown }>['webhooks']>
@@ -23,7 +24,9 @@ export const outgoingWebhooks: Webhooks = {
         'rubrica invia a `url` un POST per ogni evento dei tipi scelti, firmato secondo Standard Webhooks: la ' +
         'firma è HMAC-SHA256, con i byte del segreto dopo `whsec_`, di `<webhook-id>.<webhook-timestamp>.<corpo>`. ' +
         'Un 2xx entro il tempo limite conta come ricevuto; altrimenti il tentativo è ripetuto secondo il ' +
-        'calendario, poi abbandonato. Una consegna può arrivare più di una volta: usare webhook-id per riconoscerla.',
+        'calendario, poi abbandonato. Conta lo stato: del corpo della risposta si leggono al più ' +
+        `${WEBHOOK_LIMITS.answerBytes / 1024} KiB, e una risposta più lunga è interrotta chiudendo la connessione. ` +
+        'Una consegna può arrivare più di una volta: usare webhook-id per riconoscerla.',
       tags: ['webhooks'],
       // The receiver authenticates rubrica by the signature, not by an API key.
       security: [],

@@ -1,5 +1,5 @@
-// Webhooks endpoints, for the tenant's own integrators: scope webhooks:manage, admin role only (the access
-// `manage`). Thin: schemas validate, authorization reads each route's config, the repository filters by tenant.
+// Webhooks endpoints, for the tenant's own integrators: scope webhooks:manage (and contacts:read where contacts'
+// events are sent or shown), admin role only (the access `manage`). Thin: schemas validate, authorization reads each route's config, the repository filters by tenant.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { tenantOf } from '../auth/authorization.js'
 import { errors } from '../errors/catalogue.js'
@@ -7,12 +7,19 @@ import { WEBHOOK_LIMITS } from './model.js'
 import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks } from './operations.js'
 import { refusedUrl } from './urls.js'
 
-const manage = { scope: 'webhooks:manage', access: 'manage' } as const
+/** What webhooks exist and where they point, and removing one: no contact data. */
+const manage = { scopes: ['webhooks:manage'], access: 'manage' } as const
+/**
+ * What sends the tenant's contacts somewhere (registering a webhook, and any future change of its URL or events),
+ * or shows the trace of their events (the deliveries log): contacts:read as well, so that webhooks:manage alone
+ * never reaches what contacts:read guards.
+ */
+const manageContactEvents = { scopes: ['webhooks:manage', 'contacts:read'], access: 'manage' } as const
 
 const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
   const insecure = fastify.config.WEBHOOKS_ALLOW_INSECURE
 
-  fastify.post('/', { config: manage, schema: createWebhook }, async (request, reply) => {
+  fastify.post('/', { config: manageContactEvents, schema: createWebhook }, async (request, reply) => {
     if (fastify.webhooks.box === null) throw errors.webhooksUnavailable()
     const refused = await refusedUrl(request.body.url, insecure, fastify.resolveWebhookHost)
     if (refused !== null) throw errors.invalidWebhookUrl(refused)
@@ -36,7 +43,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
     return reply.code(204).send()
   })
 
-  fastify.get('/:id/deliveries', { config: manage, schema: listDeliveries }, async (request) => {
+  fastify.get('/:id/deliveries', { config: manageContactEvents, schema: listDeliveries }, async (request) => {
     const found = await fastify.webhooks.deliveries(tenantOf(request), request.params.id)
     if (found === null) throw errors.notFound()
     return { data: found }

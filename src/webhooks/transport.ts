@@ -1,12 +1,16 @@
-// Sending one delivery: a POST over keep-alive connections, through request-filtering-agent, which checks the
-// address a name resolves to when it connects and refuses any that is not public (loopback, private, link-local…).
-// WEBHOOKS_ALLOW_INSECURE uses Node's plain agents instead. The DNS lookup can be replaced (tests answer it with a
-// stub and record what would be connected).
+// Sending one delivery: a POST over keep-alive connections, through request-filtering-agent, which refuses when it
+// connects any address that is not public (loopback, private, link-local…), and through rubrica's own check of
+// the address each connection is to use (isPublicAddress, which also refuses ::/8, IPv4 written as IPv6).
+// WEBHOOKS_ALLOW_INSECURE uses Node's plain agents and no check instead. The DNS lookup can be replaced (tests
+// answer it with a stub and record what would be connected).
 
+import { lookup as systemLookup } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
-import type { LookupFunction } from 'node:net'
+import { isIP, type LookupFunction } from 'node:net'
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent'
+import { WEBHOOK_LIMITS } from './model.js'
+import { AddressNotAllowed, isPublicAddress, publicOnlyLookup } from './urls.js'
 
 export interface Sent {
   /** The endpoint's HTTP status; null when it gave none. */
@@ -29,14 +33,19 @@ export interface TransportOptions {
   lookup?: LookupFunction
 }
 
+const HOST_NOT_ALLOWED_REASON = 'host not found or not public'
+
 /** A short reason for a failed request, never more than a line. */
 function reasonOf(error: NodeJS.ErrnoException, timeoutMs: number): string {
   if (error.name === 'AbortError' || error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`
-  if (/is not allowed/.test(error.message)) return 'address not allowed (not public)'
+  // One reason for a name that does not resolve and one that resolves to an address not allowed: the deliveries
+  // log must not tell a tenant what the operator's DNS holds (a name of theirs made a CNAME to an internal one).
+  if (error instanceof AddressNotAllowed || /is not allowed/.test(error.message) || error.code === 'ENOTFOUND') {
+    return HOST_NOT_ALLOWED_REASON
+  }
   const known: Record<string, string> = {
     ECONNREFUSED: 'connection refused',
     ECONNRESET: 'connection reset',
-    ENOTFOUND: 'host not found',
     EAI_AGAIN: 'host not found (DNS temporarily failed)',
     EHOSTUNREACH: 'host unreachable',
     ETIMEDOUT: 'connection timed out',
@@ -51,15 +60,22 @@ export function httpTransport(options: TransportOptions): { send: Send; close():
   const agents = options.allowInsecure
     ? { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
     : { http: new RequestFilteringHttpAgent(agentOptions), https: new RequestFilteringHttpsAgent(agentOptions) }
+  // The agents look the name up with this when they connect (request-filtering-agent wraps it with its own check).
+  const lookup = options.allowInsecure ? options.lookup : publicOnlyLookup(options.lookup ?? systemLookup)
   const send: Send = (url, body, headers, timeoutMs, signal) =>
     new Promise((resolve) => {
       const target = new URL(url)
       const secure = target.protocol === 'https:'
+      // An address in the URL is connected to without a lookup: checked here, by the same rule.
+      const literal = target.hostname.replace(/^\[(.*)\]$/, '$1')
+      if (!options.allowInsecure && isIP(literal) !== 0 && !isPublicAddress(literal)) {
+        return resolve({ status: null, error: HOST_NOT_ALLOWED_REASON })
+      }
       const request = (secure ? https : http).request(target, {
         method: 'POST',
         agent: secure ? agents.https : agents.http,
         headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-        ...(options.lookup && { lookup: options.lookup }),
+        ...(lookup && { lookup }),
       })
       // A plain timer, not AbortSignal.timeout: combined with AbortSignal.any, Node 20 may collect the timeout
       // signal and never fire it (nodejs/node#57736), leaving the attempt hanging and its socket open.
@@ -70,27 +86,41 @@ export function httpTransport(options: TransportOptions): { send: Send; close():
       }, timeoutMs)
       const stop = () => request.destroy(Object.assign(new Error('stopping'), { name: 'AbortError' }))
       signal?.addEventListener('abort', stop, { once: true })
-      const settle = (sent: Sent) => {
+      /** The endpoint's status, once its answer began: from then on, it alone decides the outcome. */
+      let status: number | null = null
+      /** The answer was read to its end: its connection may serve another attempt. */
+      let readToEnd = false
+      let settled = false
+      const finish = (sent: Sent) => {
+        if (settled) return
+        settled = true
         clearTimeout(timer)
         signal?.removeEventListener('abort', stop)
+        // Whatever ended the attempt (the limit, the timeout, the endpoint, a stop), nothing more is read, and a
+        // connection whose answer was not read to its end is closed rather than reused.
+        if (!readToEnd) request.destroy()
         resolve(sent)
       }
-      /** The endpoint's status, once its answer began. */
-      let status: number | null = null
-      const failed = (error: NodeJS.ErrnoException) =>
-        settle({ status, error: timedOut ? `no answer within ${timeoutMs} ms` : reasonOf(error, timeoutMs) })
+      const byStatus = () =>
+        finish({ status, error: status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}` })
+      const failed = (error: NodeJS.ErrnoException) => {
+        // A body cut short after the status (by the limit, the timeout or the endpoint) changes nothing.
+        if (status !== null) return byStatus()
+        finish({ status: null, error: timedOut ? `no answer within ${timeoutMs} ms` : reasonOf(error, timeoutMs) })
+      }
       request.on('response', (response) => {
         status = response.statusCode ?? null
-        // The answer's body is not read beyond what keeps the connection reusable.
-        response.resume()
-        response.on('end', () =>
-          settle({ status, error: status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}` }),
-        )
-        response.on('error', failed)
-        // Cut before its end (the timeout, or the endpoint): a failure, whatever the status said.
-        response.on('close', () => {
-          if (!response.complete) failed(Object.assign(new Error('cut'), { code: 'ECONNRESET' }))
+        let read = 0
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length
+          if (read > WEBHOOK_LIMITS.answerBytes) byStatus()
         })
+        response.on('end', () => {
+          readToEnd = true
+          byStatus()
+        })
+        response.on('error', byStatus)
+        response.on('close', byStatus)
       })
       request.on('error', failed)
       request.on('close', () => failed(Object.assign(new Error('closed'), { code: 'ECONNRESET' })))

@@ -1,4 +1,4 @@
-// Routes fail closed: a route of the authorized scope without a known scope and access stops the start, the
+// Routes fail closed: a route of the authorized scope without known scopes and access stops the start, the
 // OpenAPI security of every operation is derived from its config, and a wrong registration order fails at boot.
 import Fastify, { type FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
@@ -22,29 +22,38 @@ function scopeWith(routes: (app: FastifyInstance) => void) {
   return app
 }
 
-t.test('a route without a scope and an access stops the start', async (t) => {
+t.test('a route without scopes and an access stops the start', async (t) => {
   const app = scopeWith((app) => app.get('/open', async () => 'anyone'))
   await t.rejects(
     async () => app.ready().then(() => undefined),
-    /Route GET \/open must declare config\.scope .* and config\.access/,
+    /Route GET \/open must declare config\.scopes .* and config\.access/,
   )
 })
 
 t.test('an unknown scope or access stops the start', async (t) => {
   for (const config of [
-    { scope: 'contacts:delete', access: 'write' },
-    { scope: 'contacts:read', access: 'admin' },
-    { scope: 'contacts:read' },
+    { scopes: ['contacts:delete'], access: 'write' },
+    { scopes: ['contacts:read', 'contacts:delete'], access: 'read' },
+    { scopes: ['contacts:read'], access: 'admin' },
+    { scopes: ['contacts:read'] },
     { access: 'read' },
+    // An empty list would let every key through; a bare string is not a list (nor is the old `scope`).
+    { scopes: [], access: 'read' },
+    { scopes: 'contacts:read', access: 'read' },
+    { scope: 'contacts:read', access: 'read' },
   ]) {
     const app = scopeWith((app) => app.post('/x', { config: config as object }, async () => 'x'))
-    await t.rejects(async () => app.ready().then(() => undefined), /must declare config\.scope/, JSON.stringify(config))
+    await t.rejects(
+      async () => app.ready().then(() => undefined),
+      /must declare config\.scopes/,
+      JSON.stringify(config),
+    )
   }
 })
 
 t.test('a declared route starts, and its OpenAPI security is its scope', async (t) => {
   const app = scopeWith((app) =>
-    app.get('/ok', { config: { scope: 'contacts:read', access: 'read' } }, async (request) => request.routeOptions),
+    app.get('/ok', { config: { scopes: ['contacts:read'], access: 'read' } }, async (request) => request.routeOptions),
   )
   await t.resolves(async () => app.ready().then(() => undefined))
   t.teardown(() => app.close())
@@ -59,31 +68,33 @@ t.test('authorization registered before rate limiting stops the start', async (t
   await t.rejects(async () => app.ready().then(() => undefined), /rate-limit/)
 })
 
-t.test('every operation of the document requires the scope its route declares', async (t) => {
+t.test('every operation of the document requires the scopes its route declares, all of them', async (t) => {
   const { app } = await build(t)
   const document = app.swagger() as { paths: Record<string, Record<string, { security?: unknown }>> }
-  const wanted: Record<string, string> = {
-    'get /api/v1/contacts': 'contacts:read',
-    'get /api/v1/contacts/{id}': 'contacts:read',
-    'post /api/v1/contacts': 'contacts:write',
-    'post /api/v1/contacts/batch': 'contacts:write',
-    'patch /api/v1/contacts/{id}': 'contacts:write',
-    'get /api/v1/events': 'contacts:read',
-    'post /api/v1/webhooks': 'webhooks:manage',
-    'get /api/v1/webhooks': 'webhooks:manage',
-    'get /api/v1/webhooks/{id}': 'webhooks:manage',
-    'delete /api/v1/webhooks/{id}': 'webhooks:manage',
-    'get /api/v1/webhooks/{id}/deliveries': 'webhooks:manage',
+  const contactEvents = ['webhooks:manage', 'contacts:read']
+  const wanted: Record<string, string[]> = {
+    'get /api/v1/contacts': ['contacts:read'],
+    'get /api/v1/contacts/{id}': ['contacts:read'],
+    'post /api/v1/contacts': ['contacts:write'],
+    'post /api/v1/contacts/batch': ['contacts:write'],
+    'patch /api/v1/contacts/{id}': ['contacts:write'],
+    'get /api/v1/events': ['contacts:read'],
+    'post /api/v1/webhooks': contactEvents,
+    'get /api/v1/webhooks': ['webhooks:manage'],
+    'get /api/v1/webhooks/{id}': ['webhooks:manage'],
+    'delete /api/v1/webhooks/{id}': ['webhooks:manage'],
+    'get /api/v1/webhooks/{id}/deliveries': contactEvents,
   }
   const found: Record<string, unknown> = {}
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) found[`${method} ${path}`] = operation.security
   }
-  t.same(found, Object.fromEntries(Object.entries(wanted).map(([op, scope]) => [op, [{ apiKey: [scope] }]])))
+  // One requirement object listing every scope: in OpenAPI, all of them are needed together.
+  t.same(found, Object.fromEntries(Object.entries(wanted).map(([op, scopes]) => [op, [{ apiKey: scopes }]])))
 })
 
 t.test('a route under /api/v1 that authorization does not guard stops the start', async (t) => {
-  const read = { scope: 'contacts:read', access: 'read' } as const
+  const read = { scopes: ['contacts:read'], access: 'read' } as const
   const guardedScope = async (scope: FastifyInstance) => {
     await scope.register(authentication)
     await scope.register(rateLimit)

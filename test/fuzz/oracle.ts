@@ -40,7 +40,7 @@ export interface KeyInfo {
 }
 
 // independent oracle: docs/api.md's "Bearer <key>, scheme word in any case, key svc_ + 48 hex characters", written
-// out here rather than imported from src/api-key.ts (BEARER, KEY_PATTERN), whose reading of the header is what the
+// out here rather than imported from src/auth/api-key.ts (BEARER, KEY_PATTERN), whose reading of the header is what the
 // fuzzing checks.
 const BEARER = /^bearer +(\S+) *$/i
 const KEY = /^svc_[0-9a-fA-F]{48}$/

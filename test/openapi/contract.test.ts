@@ -51,7 +51,8 @@ t.test('conforming answers pass, broken ones are reported', async (t) => {
       /format "uuid"/,
     ],
     [
-      // Answers are JSON.stringify'd rows (src/routes/api/v1/index.ts): a column too many must be reported.
+      // The check reads the body as sent, not as the route's serializer would have made it: a field too many
+      // (a column leaking into an answer) must be reported.
       'a field the document does not have',
       gotContact({ ...contact, version: 3 }),
       /must NOT have additional properties/,

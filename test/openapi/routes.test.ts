@@ -91,22 +91,28 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     'updateContact',
   ])
   const everywhere = ['400', '401', '403', '405', '408', '417', '429', '431', '500', '503']
-  const expected: Record<string, [string, string[]]> = {
-    listContacts: ['contacts:read', ['200', ...everywhere]],
-    getContact: ['contacts:read', ['200', '304', '404', ...everywhere]],
-    createContact: ['contacts:write', ['201', '409', '413', '415', '422', ...everywhere]],
-    importContacts: ['contacts:write', ['200', '409', '413', '415', '422', ...everywhere]],
-    updateContact: ['contacts:write', ['200', '404', '412', '413', '415', ...everywhere]],
-    listEvents: ['contacts:read', ['200', '410', ...everywhere]],
-    createWebhook: ['webhooks:manage', ['201', '409', '413', '415', ...everywhere]],
-    listWebhooks: ['webhooks:manage', ['200', ...everywhere]],
-    getWebhook: ['webhooks:manage', ['200', '404', ...everywhere]],
-    deleteWebhook: ['webhooks:manage', ['204', '404', ...everywhere]],
-    listWebhookDeliveries: ['webhooks:manage', ['200', '404', ...everywhere]],
+  const expected: Record<string, [string[], string[]]> = {
+    listContacts: [['contacts:read'], ['200', ...everywhere]],
+    getContact: [['contacts:read'], ['200', '304', '404', ...everywhere]],
+    createContact: [['contacts:write'], ['201', '409', '413', '415', '422', ...everywhere]],
+    importContacts: [['contacts:write'], ['200', '409', '413', '415', '422', ...everywhere]],
+    updateContact: [['contacts:write'], ['200', '404', '412', '413', '415', ...everywhere]],
+    listEvents: [['contacts:read'], ['200', '410', ...everywhere]],
+    createWebhook: [
+      ['webhooks:manage', 'contacts:read'],
+      ['201', '409', '413', '415', ...everywhere],
+    ],
+    listWebhooks: [['webhooks:manage'], ['200', ...everywhere]],
+    getWebhook: [['webhooks:manage'], ['200', '404', ...everywhere]],
+    deleteWebhook: [['webhooks:manage'], ['204', '404', ...everywhere]],
+    listWebhookDeliveries: [
+      ['webhooks:manage', 'contacts:read'],
+      ['200', '404', ...everywhere],
+    ],
   }
-  for (const [id, [scope, statuses]] of Object.entries(expected)) {
+  for (const [id, [scopes, statuses]] of Object.entries(expected)) {
     const operation = operations[id] as Operation
-    t.same(operation.security, [{ apiKey: [scope] }], `${id} requires ${scope}`)
+    t.same(operation.security, [{ apiKey: scopes }], `${id} requires ${scopes.join(' and ')}`)
     t.same(Object.keys(operation.responses).sort(), statuses.sort(), `${id} documents every status`)
     for (const [status, response] of Object.entries(operation.responses)) {
       const headers = (response.headers ?? {}) as Record<string, { required?: boolean }>

@@ -15,7 +15,7 @@ const CONTACTS = 60
 t.test('three instances, four webhooks: every attempt run once, every event delivered', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '100000', WEBHOOKS_ALLOW_INSECURE: 'true', DATABASE_POOL_SIZE: '8' })
   const { tenantId, key } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   const hooks: string[] = []
   for (let i = 0; i < WEBHOOKS; i++) {
     const url = `http://127.0.0.1:9/hook-${i}`
@@ -121,7 +121,7 @@ t.test(
   async (t) => {
     const { app } = await build(t, { WEBHOOKS_ALLOW_INSECURE: 'true' })
     const { tenantId, key } = await createTenantWithKey(app)
-    const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+    const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
     const hook = { url: 'http://127.0.0.1:9/hook' }
     t.equal((await request(app, admin, { method: 'POST', url: '/api/v1/webhooks', payload: hook })).statusCode, 201)
     await request(app, key, { method: 'POST', url: '/api/v1/contacts', payload: { email: 'chiave@example.it' } })

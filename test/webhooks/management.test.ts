@@ -1,7 +1,9 @@
-// Webhooks managed through the API: admin keys with webhooks:manage only; https URLs of public addresses only,
+// Webhooks managed through the API: admin keys with webhooks:manage only, and contacts:read as well for what sends
+// or shows contacts' events; https URLs of public addresses only, one refusal for every host that is not allowed,
 // checked with a stubbed resolver (nothing here resolves a real name or connects anywhere); the secret shown once
 // and stored sealed; tenants apart.
 import t from 'tap'
+import type { Scope } from '../../src/auth/api-key.ts'
 import { addKey, build, createTenantWithKey, request } from '../helper.ts'
 
 const HOOKS = '/api/v1/webhooks'
@@ -13,6 +15,8 @@ const NAMES: Record<string, string[]> = {
   'mixed.example.it': ['93.184.216.34', '192.168.1.9'],
   'v6.example.it': ['2606:2800:220:1:248:1893:25c8:1946'],
   'metadata.example.it': ['169.254.169.254'],
+  'internal-v6.example.it': ['fd00:10::5'],
+  'compatible.example.it': ['::7f00:1'],
 }
 const resolve = async (host: string) => {
   const found = NAMES[host]
@@ -65,45 +69,99 @@ t.test('only the admin role, and only with the scope', async (t) => {
   t.equal(asEditor.json().error.code, 'insufficient_role')
   const withoutScope = await request(app, adminWithout, { method: 'GET', url: HOOKS })
   t.equal(withoutScope.json().error.code, 'insufficient_scope')
+  t.equal(
+    (await request(app, adminWithout, { method: 'POST', url: HOOKS, payload: body })).json().error.message,
+    'Permessi insufficienti: servono gli scope "webhooks:manage" e "contacts:read"; la chiave ha "contacts:read", "contacts:write".',
+  )
   t.equal((await request(app, editorWithout, { method: 'GET', url: HOOKS })).json().error.code, 'insufficient_scope')
   t.equal((await app.inject({ method: 'GET', url: HOOKS })).statusCode, 401)
+})
+
+t.test('webhooks:manage alone cannot register a webhook nor read the deliveries: contacts:read too', async (t) => {
+  // Issue #29: an admin key whose only scope was webhooks:manage got 403 on /contacts and /events, yet could
+  // register a webhook and receive every contact's data, signed.
+  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { tenantId } = await createTenantWithKey(app)
+  const manageOnly = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const both = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
+  const body = { url: 'https://crm.example.it/hooks' }
+  const refused = await request(app, manageOnly, { method: 'POST', url: HOOKS, payload: body })
+  t.equal(refused.statusCode, 403)
+  t.same(refused.json(), {
+    error: {
+      code: 'insufficient_scope',
+      message:
+        'Permessi insufficienti: servono gli scope "webhooks:manage" e "contacts:read"; la chiave ha "webhooks:manage".',
+    },
+  })
+  t.same((await request(app, manageOnly, { method: 'GET', url: HOOKS })).json().data, [], 'nothing was registered')
+  for (const url of ['/api/v1/contacts', '/api/v1/events']) {
+    t.equal((await request(app, manageOnly, { method: 'GET', url })).statusCode, 403, `${url}, as before`)
+  }
+
+  const hook = (await request(app, both, { method: 'POST', url: HOOKS, payload: body })).json()
+  t.type(hook.id, 'string', 'with both scopes it registers')
+  const deliveries = await request(app, manageOnly, { method: 'GET', url: `${HOOKS}/${hook.id}/deliveries` })
+  t.equal(deliveries.statusCode, 403, "the deliveries log (events' ids and times) needs contacts:read too")
+  t.equal(deliveries.json().error.code, 'insufficient_scope')
+  t.equal((await request(app, both, { method: 'GET', url: `${HOOKS}/${hook.id}/deliveries` })).statusCode, 200)
+  // What shows or removes the configuration only: webhooks:manage is enough.
+  t.same((await request(app, manageOnly, { method: 'GET', url: HOOKS })).json().data.length, 1)
+  t.equal((await request(app, manageOnly, { method: 'GET', url: `${HOOKS}/${hook.id}` })).statusCode, 200)
+  t.equal((await request(app, manageOnly, { method: 'DELETE', url: `${HOOKS}/${hook.id}` })).statusCode, 204)
 })
 
 t.test('URLs: https to public addresses only, checked against what the name resolves to', async (t) => {
   const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
   const { tenantId } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
-  const refused = [
-    'http://crm.example.it/hooks',
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
+  // Every host that is not allowed gets the same words (issue #29: the refusal named the address a name resolved
+  // to, and "does not resolve" differed from "private", so a tenant's admin could map the operator's DNS).
+  const hostRefused = [
     'https://127.0.0.1/hooks',
     'https://10.0.0.1/hooks',
     'https://169.254.169.254/latest/meta-data',
     'https://[::1]/hooks',
     'https://[::ffff:10.0.0.1]/hooks',
+    'https://[fd00:10::5]/hooks',
     'https://0.0.0.0/',
     'https://internal.example.it/hooks',
+    'https://internal-v6.example.it/hooks',
     'https://mixed.example.it/hooks',
     'https://metadata.example.it/',
+    'https://compatible.example.it/',
     'https://nowhere.example.it/',
-    'https://user:password@crm.example.it/hooks',
-    'ftp://crm.example.it/',
-    'not a url',
     // IPv4-compatible IPv6 hiding loopback, private and metadata addresses, and the rest of ::/8.
     'https://[::127.0.0.1]/',
     'https://[::a00:1]/',
     'https://[::a9fe:a9fe]/',
     'https://[::1:0:0:1]/',
+  ]
+  const formatRefused = [
+    'http://crm.example.it/hooks',
+    'https://user:password@crm.example.it/hooks',
+    'ftp://crm.example.it/',
+    'not a url',
     // What an operator's terminal would act on, and spaces around the URL.
     'https://crm.example.it/\u001b[2J\u001b[31mX\u001b[0m',
     'https://crm.example.it/a\r\nFORGED',
     ' https://crm.example.it/hooks',
     'https://crm.example.it/hooks\t',
   ]
-  for (const url of refused) {
+  const oneRefusal =
+    'Il campo "url" non è valido: l’host deve essere un indirizzo pubblico, o un nome che si risolve solo in ' +
+    'indirizzi pubblici.'
+  for (const url of hostRefused) {
+    const res = await request(app, admin, { method: 'POST', url: HOOKS, payload: { url } })
+    t.equal(res.statusCode, 400, url)
+    t.same(res.json(), { error: { code: 'invalid_body', message: oneRefusal } }, `${url}: the one refusal`)
+  }
+  for (const url of formatRefused) {
     const res = await request(app, admin, { method: 'POST', url: HOOKS, payload: { url } })
     t.equal(res.statusCode, 400, url)
     t.equal(res.json().error.code, 'invalid_body')
     t.match(res.json().error.message, /^Il campo "url" non è valido/)
+    t.not(res.json().error.message, oneRefusal, `${url}: a format problem says which`)
   }
   t.same((await request(app, admin, { method: 'GET', url: HOOKS })).json().data, [], 'nothing was registered')
   const bad = await request(app, admin, {
@@ -124,8 +182,9 @@ t.test('tenants never see each other’s webhooks; at most 20 each', async (t) =
   const { app } = await build(t, { DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000' }, undefined, {
     webhooks: { resolve },
   })
-  const a = await createTenantWithKey(app, { role: 'admin', scopes: ['webhooks:manage'] })
-  const b = await createTenantWithKey(app, { name: 'Altra', role: 'admin', scopes: ['webhooks:manage'] })
+  const scopes: Scope[] = ['webhooks:manage', 'contacts:read']
+  const a = await createTenantWithKey(app, { role: 'admin', scopes })
+  const b = await createTenantWithKey(app, { name: 'Altra', role: 'admin', scopes })
   const mine = (
     await request(app, a.key, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/' } })
   ).json().id as string
@@ -167,7 +226,7 @@ t.test('without a key for the secrets, webhooks cannot be created (and the start
     { write: (line) => lines.push(line) },
     { webhooks: { resolve } },
   )
-  const { key } = await createTenantWithKey(app, { role: 'admin', scopes: ['webhooks:manage'] })
+  const { key } = await createTenantWithKey(app, { role: 'admin', scopes: ['webhooks:manage', 'contacts:read'] })
   const res = await request(app, key, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/' } })
   t.equal(res.statusCode, 503)
   t.equal(res.json().error.code, 'service_unavailable')
@@ -177,7 +236,7 @@ t.test('without a key for the secrets, webhooks cannot be created (and the start
 t.test('finished deliveries past the retention are purged; pending ones and recent ones stay', async (t) => {
   const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
   const { tenantId } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   const hook = (
     await request(app, admin, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/h' } })
   ).json()

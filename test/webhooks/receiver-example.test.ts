@@ -21,7 +21,7 @@ t.test('the example receiver verifies rubrica deliveries, refuses a forgery, and
     WEBHOOKS_RETRY_SCHEDULE: '1,1,1',
   })
   const { tenantId, key } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   const url = `http://127.0.0.1:${port}/`
   const { secret } = (await request(app, admin, { method: 'POST', url: '/api/v1/webhooks', payload: { url } })).json()
 

@@ -63,7 +63,7 @@ const batch: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.post(
     '/',
     {
-      config: { scope: 'contacts:write', access: 'write' },
+      config: { scopes: ['contacts:write'], access: 'write' },
       schema: importContacts,
       bodyLimit: BATCH_BODY_LIMIT,
       // The document shows each item as a BatchItem; the route checks the batch's shape only.

@@ -64,6 +64,9 @@ export function batchStatements(storage: ContactStorage) {
    * changes something: an item already true of its contact writes nothing (no version, no updatedAt, no event).
    * The rows are locked first in the order of their keys, so that two batches never wait on each other in a
    * circle. The answer's tags are the contact's and the added ones (the statement does not see its own links).
+   * updated_at moves forward at least a microsecond: an item that only adds tags sets every column as it was,
+   * and when a write committed since this transaction's now() the row would be left identical, so its version
+   * (the ETag, moved by a trigger only when the row changes) would not move with the tags.
    */
   const UPDATE = named(
     'contacts_batch_update',
@@ -78,7 +81,7 @@ export function batchStatements(storage: ContactStorage) {
   linked AS (INSERT INTO contact_tags (contact_id, tag_id) SELECT contact_id, tag_id FROM added ON CONFLICT DO NOTHING),
   updated AS (
     UPDATE contacts c SET ${updatable.map((spec) => `${spec.stored.column} = ${value(spec)}`).join(', ')},
-      updated_at = GREATEST(now(), c.updated_at)
+      updated_at = GREATEST(now(), c.updated_at + interval '1 microsecond')
     FROM targets i
     WHERE c.id = i.id AND c.tenant_id = $1
       AND ((${updatable.map((spec) => `c.${spec.stored.column}`).join(', ')}, 0)

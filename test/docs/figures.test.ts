@@ -1,0 +1,66 @@
+// Figures the docs write that derive from code are checked against it: the webhook retries (the default of
+// WEBHOOKS_RETRY_SCHEDULE), the batch import's body limit (BATCH_BODY_LIMIT), the Prisma models listed. A change
+// of the code fails here until the sentences follow it.
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { ConfigSchema } from '../../src/config/config.ts'
+import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
+
+const read = (path: string) => readFileSync(path, 'utf8')
+
+/** Files below `dir`, generated code left out. */
+function filesBelow(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (path === join('src', 'generated')) return []
+    return statSync(path).isDirectory() ? filesBelow(path) : [path]
+  })
+}
+
+/** Seconds as the docs write a wait: 5 s, 5 min, 2 h. */
+function wait(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`
+  if (seconds < 3600) return `${seconds / 60} min`
+  return `${seconds / 3600} h`
+}
+
+t.test('the retries of a webhook delivery are the default schedule, and span what it adds up to', async (t) => {
+  const defaultSchedule = String(ConfigSchema.properties.WEBHOOKS_RETRY_SCHEDULE.default)
+  const schedule = defaultSchedule.split(',').map(Number)
+  const hours = (schedule.reduce((sum, seconds) => sum + seconds, 0) / 3600).toFixed(1)
+  const waits = schedule.map(wait)
+  const listed = `${waits.slice(0, -1).join(', ')} and ${waits.at(-1)}`
+
+  const says = (file: string, text: string) =>
+    t.ok(read(file).replace(/\s+/g, ' ').includes(text), `${file} says: ${text}`)
+  says('README.md', `retried for ${hours} hours (by default)`)
+  says('docs/api.md', `is retried after ${listed} (\`WEBHOOKS_RETRY_SCHEDULE\`), ${hours} hours in all`)
+  says('docs/operations.md', `| \`WEBHOOKS_RETRY_SCHEDULE\` | \`${defaultSchedule}\` |`)
+})
+
+t.test("every figure of the batch import's body limit is BATCH_BODY_LIMIT's", async (t) => {
+  // In MB of 10^6 bytes, to two significant digits: what "about N MB" says.
+  const expected = Number((BATCH_BODY_LIMIT / 1e6).toPrecision(2))
+  const found: string[] = []
+  for (const file of ['README.md', ...filesBelow('docs'), ...filesBelow('src')]) {
+    // A paragraph (or a block of code) that speaks of the batch's body limit.
+    for (const paragraph of read(file).split(/\n\s*\n/)) {
+      if (!/batch/i.test(paragraph) || !/body limit|own limit|BATCH_BODY_LIMIT/i.test(paragraph)) continue
+      for (const [figure, megabytes] of paragraph.matchAll(/(\d+(?:\.\d+)?) ?MB\b/g)) {
+        found.push(file)
+        t.equal(Number(megabytes), expected, `${file}: "${figure}" is BATCH_BODY_LIMIT (${BATCH_BODY_LIMIT} bytes)`)
+      }
+    }
+  }
+  t.ok(found.includes('README.md') && found.includes(join('docs', 'api.md')), `figures found in ${found.join(', ')}`)
+})
+
+t.test('docs/contributing.md names every Prisma model, and only those', async (t) => {
+  const models = [...read('prisma/schema.prisma').matchAll(/^model (\w+) \{/gm)].map((match) => match[1]).sort()
+  const page = read('docs/contributing.md').replace(/\s+/g, ' ')
+  const sentence = /`prisma\/schema\.prisma` holds the model: (.*?)\. /.exec(page)?.[1] ?? ''
+  const named = [...sentence.matchAll(/`(\w+)`/g)].map((match) => match[1]).sort()
+  t.ok(models.length > 0, 'the schema has models')
+  t.same(named, models)
+})
