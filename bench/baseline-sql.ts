@@ -12,20 +12,15 @@ export interface Prepared {
   text: string
 }
 
-/** The tag names of the contact whose id is `id` (an SQL expression), in code-point order. */
-const tagsOf = (id: string) =>
-  `ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = ${id}
-    ORDER BY t.name COLLATE "C")`
-
 /**
- * A Contact's select list from the `contacts` row `c`, its tags from `tags` (an SQL expression): the columns are
- * those the Contact's declaration names (src/contacts/model.ts), so that a field added there is answered by both
- * servers; the statements around it are the baseline's own.
+ * A Contact's select list from the `contacts` row `c` (its tags are a column of the row): the columns are those the
+ * Contact's declaration names (src/contacts/model.ts), so that a field added there is answered by both servers;
+ * the statements around it are the baseline's own. `timestamp` formats the timestamps (iso_utc in a RETURNING).
  */
-const contactOf = (c: string, tags: string): string => selectContact(c, tags)
+const contactOf = (c: string, timestamp?: (expression: string) => string): string => selectContact(c, timestamp)
 
-/** A Contact from the `contacts` row `c` with its tags. */
-const CONTACT = contactOf('c', tagsOf('c.id'))
+/** A Contact from the `contacts` row `c`. */
+const CONTACT = contactOf('c')
 
 /** $1 tenant id, $2 contact id. */
 export const GET: Prepared = {
@@ -36,10 +31,7 @@ export const GET: Prepared = {
 /**
  * A page and one row more (which says whether another page follows), with a literal LIMIT so that PostgreSQL
  * plans for the rows it reads: a range scan of the index that matches the filters, from the cursor. Only the
- * predicates the filters need. The tags are read per row of the page (the subquery runs for the rows the LIMIT
- * keeps, an index probe each): on the smoke data set that took 1.3-1.9 ms a page where aggregating the page's
- * tags once (`WHERE ct.contact_id IN (SELECT id FROM page)`, a MATERIALIZED CTE) took 3.4-3.6 ms, its planner
- * choosing a sequential scan of contact_tags. $1 tenant id, then the values of `params` in order.
+ * predicates the filters need. $1 tenant id, then the values of `params` in order.
  */
 export function listStatement(query: ListQuery): Prepared & { params: string[] } {
   const conditions = ['c.tenant_id = $1']
@@ -68,20 +60,15 @@ export function listStatement(query: ListQuery): Prepared & { params: string[] }
 }
 
 /**
- * A contact and its tag links in one statement and one round trip. It inserts nothing, and returns no row,
- * when a tag is unknown or the email is taken; CREATE_REFUSED then says which.
+ * A contact with its tags in one statement and one round trip. It returns no row when the email is taken
+ * (CREATE_REFUSED then finds it); an unknown tag fails it (SQLSTATE RB001, the contacts trigger).
  */
 export const CREATE: Prepared = {
   name: 'baseline_create',
-  text: `WITH wanted AS (SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY($7::text[])),
-    inserted AS (
-      INSERT INTO contacts (id, tenant_id, email, phone, first_name, last_name, consent_type, source)
-      SELECT gen_random_uuid(), $1, $2, $3, $4, $5, $6, 'api'
-      WHERE (SELECT count(*) FROM wanted) = cardinality($7::text[])
-      ON CONFLICT (tenant_id, email_key) DO NOTHING
-      RETURNING *),
-    linked AS (INSERT INTO contact_tags (contact_id, tag_id) SELECT i.id, w.id FROM inserted i CROSS JOIN wanted w)
-    SELECT ${contactOf('i', 'ARRAY(SELECT name FROM wanted ORDER BY name COLLATE "C")')} FROM inserted i`,
+  text: `INSERT INTO contacts AS c (id, tenant_id, email, phone, first_name, last_name, consent_type, source, tags)
+    VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, 'api', $7::text[])
+    ON CONFLICT DO NOTHING
+    RETURNING ${contactOf('c', (expression) => `iso_utc(${expression})`)}`,
 }
 
 /** CREATE's values after the tenant id: the contact's, with the API's defaults. */

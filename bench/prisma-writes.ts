@@ -101,7 +101,8 @@ function pick(tenants: TenantFixture[], i: number) {
 const TAGS_BY_NAME_SQL =
   'SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[]) ORDER BY name COLLATE "C"'
 const TAG_NAMES_SQL =
-  'SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = $1 ORDER BY t.name COLLATE "C"'
+  'SELECT t.name FROM contact_tags ct JOIN tags t ON t.tenant_id = ct.tenant_id AND t.id = ct.tag_id ' +
+  'WHERE ct.tenant_id = $1 AND ct.contact_id = $2 ORDER BY t.name COLLATE "C"'
 
 /** The stored fields of a Contact, and the version: the select of rubrica's model calls then. */
 const CONTACT_SELECT = {
@@ -170,7 +171,7 @@ const NEW_CONTACT = { phone: '+39 02 1234 5678', firstName: 'Bench', lastName: '
 
 /** rubrica's own values for its create statement. */
 const createValues = (tenantId: string, email: string, tag: string) =>
-  createParams(tenantId, { ...NEW_CONTACT, email }, [tag])
+  createParams(tenantId, { ...NEW_CONTACT, email, tags: [tag] })
 
 /** POST as rubrica did it before 797fadf: the tag's id by a prepared statement, then Prisma's nested create. */
 async function createByModel(clients: Clients, prisma: PrismaClient, tenantId: string, email: string, tag: string) {
@@ -180,7 +181,7 @@ async function createByModel(clients: Clients, prisma: PrismaClient, tenantId: s
     values: [tenantId, [tag]],
   })
   const record = await prisma.contact.create({
-    data: { ...NEW_CONTACT, tenantId, email, source: 'api', tags: { create: tags.map((t) => ({ tagId: t.id })) } },
+    data: { ...NEW_CONTACT, tenantId, email, source: 'api', tags: tags.map((t) => t.name) },
     select: CONTACT_SELECT,
   })
   toContact(
@@ -200,7 +201,7 @@ async function updateByModel(clients: Clients, prisma: PrismaClient, tenantId: s
   const { rows } = await clients.pool.query<{ name: string }>({
     name: 'contact_tag_names',
     text: TAG_NAMES_SQL,
-    values: [id],
+    values: [tenantId, id],
   })
   toContact(
     record,

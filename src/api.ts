@@ -8,6 +8,7 @@ import batch from './contacts/batch/routes.js'
 import contacts from './contacts/routes.js'
 import events from './events/routes.js'
 import rateLimit from './plugins/external/rate-limit.js'
+import privacy from './privacy/routes.js'
 import webhooks from './webhooks/routes.js'
 
 export default async function apiV1(fastify: FastifyInstance) {
@@ -16,6 +17,7 @@ export default async function apiV1(fastify: FastifyInstance) {
   await fastify.register(authorization)
   await fastify.register(contacts, { prefix: '/contacts' })
   await fastify.register(batch, { prefix: '/contacts/batch' })
+  await fastify.register(privacy, { prefix: '/contacts' })
   await fastify.register(events, { prefix: '/events' })
   await fastify.register(webhooks, { prefix: '/webhooks' })
 }

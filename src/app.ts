@@ -7,9 +7,9 @@ import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyPlu
 import fp from 'fastify-plugin'
 import apiV1 from './api.js'
 import apiRoutes, { API_PREFIX } from './auth/api-routes.js'
-import authChanges from './auth/auth-changes.js'
 import { apiKeysRepository } from './auth/key-repository.js'
 import { type Config, trustProxy } from './config/config.js'
+import { secretKeyPlugin } from './config/secret-key.js'
 import { batchRepository } from './contacts/batch/routes.js'
 import { contactsRepository } from './contacts/repository.js'
 import type { Database } from './db/database.js'
@@ -21,6 +21,7 @@ import health from './health/routes.js'
 import idempotency from './idempotency/plugin.js'
 import { sharedSchemas } from './openapi/components.js'
 import openapiDocument from './openapi/routes.js'
+import announcements from './plugins/app/announcements.js'
 import demo from './plugins/app/demo.js'
 import jsonBody from './plugins/app/json-body.js'
 import metrics from './plugins/app/metrics.js'
@@ -32,6 +33,8 @@ import validation from './plugins/app/validation.js'
 import sensible from './plugins/external/sensible.js'
 import swagger from './plugins/external/swagger.js'
 import swaggerUi from './plugins/external/swagger-ui.js'
+import { erasedEmailsPlugin } from './privacy/erased-emails.js'
+import { privacyRepository } from './privacy/repository.js'
 import webhooks, { type WebhookPluginOptions } from './webhooks/plugin.js'
 
 declare module 'fastify' {
@@ -65,10 +68,13 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await registerAll([validation, jsonBody, responseHeaders, shutdown, requestLog])
   await fastify.register(database, { database: options.database })
   await registerAll([
+    secretKeyPlugin,
+    erasedEmailsPlugin,
     apiKeysRepository,
-    authChanges,
+    announcements,
     contactsRepository,
     batchRepository,
+    privacyRepository,
     eventsRepository,
     idempotency,
     demo,

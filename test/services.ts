@@ -45,7 +45,7 @@ export interface PrivateServer {
   stop(): Promise<void>
 }
 
-export async function startPostgres(): Promise<PrivateServer> {
+export async function startPostgres(settings: string[] = []): Promise<PrivateServer> {
   const dir = mkdtempSync(join(tmpdir(), 'rubrica-pg-'))
   chmodSync(dir, 0o777)
   const dataDir = join(dir, 'data')
@@ -76,6 +76,7 @@ export async function startPostgres(): Promise<PrivateServer> {
         `unix_socket_directories=${dir}`,
         '-c',
         'fsync=off',
+        ...settings.flatMap((setting) => ['-c', setting]),
       ])
       child = spawn(postgres, args, { stdio: 'ignore' })
       await waitUntil(ready, `PostgreSQL on port ${port}`)
@@ -135,4 +136,41 @@ export async function startRedis(): Promise<PrivateServer> {
   }
   await server.start()
   return server
+}
+
+export interface PrivateCitus {
+  /** The coordinator's `postgres` database, with Citus, its workers registered. */
+  url: string
+  coordinator: PrivateServer
+  workers: PrivateServer[]
+  stop(): Promise<void>
+}
+
+/**
+ * A Citus cluster of its own (a coordinator and two workers, each a private PostgreSQL with the extension), for a
+ * test that stops a node: the machine's shared cluster serves the other tests meanwhile.
+ */
+export async function startCitus(): Promise<PrivateCitus> {
+  const settings = [
+    'shared_preload_libraries=citus',
+    'citus.enable_unsafe_triggers=on',
+    'citus.shard_count=4',
+    'citus.node_connection_timeout=2000',
+    'max_connections=100',
+  ]
+  const [coordinator, ...workers] = await Promise.all([0, 1, 2].map(() => startPostgres(settings)))
+  if (!coordinator) throw new Error('no coordinator')
+  const psql = (server: PrivateServer, sql: string) =>
+    execFileSync('psql', ['-h', '127.0.0.1', '-p', String(server.port), '-U', 'postgres', '-qAtc', sql, 'postgres'])
+  for (const server of [coordinator, ...workers]) psql(server, 'CREATE EXTENSION citus')
+  psql(coordinator, `SELECT citus_set_coordinator_host('127.0.0.1', ${coordinator.port})`)
+  for (const worker of workers) psql(coordinator, `SELECT citus_add_node('127.0.0.1', ${worker.port})`)
+  return {
+    url: coordinator.url,
+    coordinator,
+    workers,
+    async stop() {
+      await Promise.all([coordinator, ...workers].map((server) => server.stop()))
+    },
+  }
 }

@@ -1,14 +1,30 @@
-// Key revocations and tenant status changes made by the CLI are announced on the database itself (PostgreSQL's
-// NOTIFY), so that every instance on that database drops its cached key resolutions at once instead of after
-// the cache lifetime, whatever the CLI's environment. Redis carries rate-limit counters only.
+// Changes that running instances must see at once are announced on the database itself (PostgreSQL's NOTIFY), so
+// that every instance on that database hears them whatever the announcer's environment (src/plugins/app/
+// announcements.ts listens): key revocations and tenant status changes made by the CLI, on which each instance
+// drops its cached key resolutions instead of waiting for the cache lifetime; and erasures, by the API or the CLI,
+// on which each instance starts checking the tenant's creates against its erased addresses. Redis carries
+// rate-limit counters only.
 import type { Database } from '../db/database.js'
 
-export const AUTH_CHANGES_CHANNEL = 'rubrica_auth_changes'
+/** The one channel (its name from when it carried key changes only, so that instances of either version hear). */
+export const CHANGES_CHANNEL = 'rubrica_auth_changes'
+
+const ERASURE = 'erasure '
+
+/** The announcement of an erasure in a tenant. */
+export function erasureAnnouncement(tenantId: string): string {
+  return `${ERASURE}${tenantId}`
+}
+
+/** The tenant an announcement says erased a contact, or null when it announces a change of keys or tenants. */
+export function erasingTenantOf(announcement: string): string | null {
+  return announcement.startsWith(ERASURE) ? announcement.slice(ERASURE.length) : null
+}
 
 /** Best effort: instances that miss it still notice within AUTH_CACHE_TTL_MS. Returns whether it was sent. */
 export async function announceAuthChange(database: Database, what: string): Promise<boolean> {
   try {
-    await database.query('auth_changes_notify', 'SELECT pg_notify($1, $2)', [AUTH_CHANGES_CHANNEL, what])
+    await database.query('auth_changes_notify', 'SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, what])
     return true
   } catch {
     return false

@@ -90,7 +90,7 @@ export type RevokedApiKey = ApiKeyInfo & { changed: boolean }
 export async function revokeApiKey(prisma: PrismaExecutor, keyId: string): Promise<RevokedApiKey> {
   const id = assertUuid(keyId, 'Key id')
   const { count } = await prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } })
-  const row = await prisma.apiKey.findUnique({ where: { id }, select: apiKeyInfo })
+  const row = await prisma.apiKey.findFirst({ where: { id }, select: apiKeyInfo })
   if (!row) throw new AdminError(`API key ${id} does not exist.`)
   return { ...row, changed: count === 1 }
 }

@@ -143,8 +143,7 @@ export async function createDemoIfEmpty(prisma: PrismaClient): Promise<{ tenantI
 
 async function createDemo(tx: PrismaExecutor): Promise<{ tenantId: string; key: string }> {
   const tenant = await createTenant(tx, DEMO_TENANT_NAME)
-  const { created } = await createTags(tx, tenant.id, [...DEMO_TAGS])
-  const tagIds = new Map(created.map((tag) => [tag.name, tag.id]))
+  await createTags(tx, tenant.id, [...DEMO_TAGS])
   const now = Date.now()
   const ago = (days: number) => new Date(now - Math.round(days * DAY_MS))
   for (const { tags, createdDaysAgo, acquiredDaysAgo, archivedDaysAgo, ...fields } of DEMO_CONTACTS) {
@@ -156,7 +155,7 @@ async function createDemo(tx: PrismaExecutor): Promise<{ tenantId: string; key: 
         updatedAt: ago(archivedDaysAgo ?? createdDaysAgo),
         acquiredAt: ago(acquiredDaysAgo),
         archivedAt: archivedDaysAgo === undefined ? null : ago(archivedDaysAgo),
-        tags: { create: tags.flatMap((name) => tagIds.get(name) ?? []).map((tagId) => ({ tagId })) },
+        tags,
       },
     })
   }

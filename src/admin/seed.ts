@@ -140,7 +140,7 @@ async function seedTenant(
       for (const tagId of faker.helpers.arrayElements(tagIds, { min: 0, max: 3 })) links.push({ c: row.id, t: tagId })
     }
     await insertContacts(tx, tenant.id, rows)
-    await insertContactTags(tx, links)
+    await insertContactTags(tx, tenant.id, links)
     onChunk(start + rows.length)
   }
   const issued = await createApiKey(tx, {
@@ -152,10 +152,7 @@ async function seedTenant(
   return { id: tenant.id, name: tenant.name, key: issued.key }
 }
 
-/**
- * Successive createdAt values: strictly decreasing from now, at least 1 ms apart, so the trigger that keeps
- * createdAt unique per tenant never has to move one (it would still protect if it had to).
- */
+/** Successive createdAt values: strictly decreasing from now, at least 1 ms apart (createdAt is unique per tenant). */
 function createdAtTimeline(count: number): () => number {
   const averageGap = Math.max(1, Math.floor(HISTORY_MS / count))
   let previous = Date.now()
@@ -218,9 +215,13 @@ async function insertContacts(tx: PrismaExecutor, tenantId: string, rows: Contac
       acquired_at timestamptz, created_at timestamptz, updated_at timestamptz)`
 }
 
-async function insertContactTags(tx: PrismaExecutor, links: { c: string; t: string }[]): Promise<void> {
+async function insertContactTags(
+  tx: PrismaExecutor,
+  tenantId: string,
+  links: { c: string; t: string }[],
+): Promise<void> {
   if (links.length === 0) return
   await tx.$executeRaw`
-    INSERT INTO "contact_tags" ("contact_id", "tag_id")
-    SELECT r.c, r.t FROM json_to_recordset(${JSON.stringify(links)}::json) AS r(c uuid, t uuid)`
+    INSERT INTO "contact_tags" ("tenant_id", "contact_id", "tag_id")
+    SELECT ${tenantId}::uuid, r.c, r.t FROM json_to_recordset(${JSON.stringify(links)}::json) AS r(c uuid, t uuid)`
 }

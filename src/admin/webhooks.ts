@@ -1,5 +1,5 @@
-// Operators' view of a tenant's webhooks: list them with how their deliveries stand, and remove one (its pending
-// deliveries go with it, so deliveries stop at once). Creating one is the tenant's business, through the API,
+// Operators' view of a tenant's webhooks: list them with how their deliveries stand, and remove one (its position
+// in the feed and its retries go with it, so deliveries stop at once). Creating one is the tenant's business, through the API,
 // which is the only place its secret is ever shown.
 import { AdminError, assertTenantExists, assertUuid } from './guards.js'
 import type { PrismaExecutor } from './prisma.js'
@@ -10,9 +10,15 @@ export interface WebhookInfo {
   events: string[]
   description: string | null
   createdAt: Date
-  /** Deliveries waiting for an attempt, and deliveries given up. */
+  /** Events still to deliver (not yet attempted, or due again), and deliveries given up. */
   pending: number
   failed: number
+}
+
+interface CountRow {
+  webhookId: string
+  pending: bigint
+  failed: bigint
 }
 
 export async function listWebhooks(prisma: PrismaExecutor, tenantId: string): Promise<WebhookInfo[]> {
@@ -23,20 +29,24 @@ export async function listWebhooks(prisma: PrismaExecutor, tenantId: string): Pr
       select: { id: true, url: true, events: true, description: true, createdAt: true },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     }),
-    prisma.delivery.groupBy({
-      by: ['webhookId', 'state'],
-      where: { tenantId: id, state: { in: ['pending', 'failed'] } },
-      _count: { _all: true },
-    }),
+    // Events after each webhook's position (of the types it takes), its retries, and what it gave up.
+    prisma.$queryRaw<CountRow[]>`SELECT k.webhook_id AS "webhookId",
+        (SELECT count(*) FROM events e WHERE e.tenant_id = k.tenant_id AND (e.xid, e.n) > (k.xid, k.n)
+          AND e.type = ANY(w.events))
+        + (SELECT count(*) FROM delivery_retries r WHERE r.tenant_id = k.tenant_id AND r.webhook_id = k.webhook_id)
+          AS pending,
+        (SELECT count(*) FROM delivery_attempts a WHERE a.tenant_id = k.tenant_id AND a.webhook_id = k.webhook_id
+          AND a.outcome = 'given_up') AS failed
+      FROM webhook_cursors k JOIN webhooks w ON w.tenant_id = k.tenant_id AND w.id = k.webhook_id
+      WHERE k.tenant_id = ${id}::uuid`,
   ])
-  const count = (webhookId: string, state: string) =>
-    counts.find((row) => row.webhookId === webhookId && row.state === state)?._count._all ?? 0
+  const countOf = (webhookId: string) => counts.find((row) => row.webhookId === webhookId)
   return webhooks.map((webhook) => ({
     ...webhook,
     // Prisma names the enum's values with an underscore; the API and the database with a dot.
     events: webhook.events.map((type) => type.replace('_', '.')),
-    pending: count(webhook.id, 'pending'),
-    failed: count(webhook.id, 'failed'),
+    pending: Number(countOf(webhook.id)?.pending ?? 0),
+    failed: Number(countOf(webhook.id)?.failed ?? 0),
   }))
 }
 

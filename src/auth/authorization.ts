@@ -9,21 +9,24 @@ import { type ApiError, errors } from '../errors/catalogue.js'
 import type { Role } from '../generated/prisma/enums.js'
 import { isScope, SCOPES, type Scope } from './api-key.js'
 
-export const ACCESSES = ['read', 'write', 'manage'] as const
+export const ACCESSES = ['read', 'write', 'manage', 'privacy'] as const
 export type Access = (typeof ACCESSES)[number]
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scopes a key must all hold to call the route (at least one; required on every /api/v1 route). */
     scopes?: readonly Scope[]
-    /** Whether the route reads or writes: roles are granted one or both (required on every /api/v1 route). */
+    /** What kind of access the route is: roles are granted some of them (required on every /api/v1 route). */
     access?: Access
   }
 }
 
-/** admin may also manage the integration (webhooks); editor may read and write; viewer may only read. */
+/**
+ * admin may also manage the integration (webhooks) and answer a person's requests about their data (erasure,
+ * export: `privacy`); editor may read and write; viewer may only read.
+ */
 export const ROLE_ACCESS: Record<Role, readonly Access[]> = {
-  admin: ['read', 'write', 'manage'],
+  admin: ['read', 'write', 'manage', 'privacy'],
   editor: ['read', 'write'],
   viewer: ['read'],
 }

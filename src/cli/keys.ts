@@ -23,8 +23,8 @@ export function addKeyCommands(program: Command, io: CliIo): void {
     .addOption(new Option('--role <role>', 'role of the key').choices(ROLES).makeOptionMandatory())
     .requiredOption(
       '--scopes <list>',
-      `comma-separated scopes of ${SCOPES.join(', ')} (webhooks:manage works for the admin role only, and ` +
-        'registering a webhook or reading its deliveries also needs contacts:read)',
+      `comma-separated scopes of ${SCOPES.join(', ')} (webhooks:manage and contacts:erase work for the admin ` +
+        'role only; registering a webhook or reading its deliveries also needs contacts:read)',
       scopeList,
     )
     .option('--label <text>', `label for operators, up to ${KEY_LABEL_MAX_LENGTH} characters`, keyLabel)

@@ -12,18 +12,21 @@ export interface RunOptions {
   migrateEmbedded?: boolean
 }
 
-/** Opens the database, runs `work` on it, prints the outcome, announces an auth change, and closes the database. */
+/**
+ * Opens the database, runs `work` on it (with the configuration, for what else it needs), prints the outcome,
+ * announces an auth change, and closes the database.
+ */
 export async function runOnDatabase(
   io: CliIo,
   options: JsonOption,
-  work: (database: Database) => Promise<Outcome>,
+  work: (database: Database, config: Config) => Promise<Outcome>,
   { migrateEmbedded = true }: RunOptions = {},
 ): Promise<void> {
   const config = loadConfigFrom(io.env)
   const database = await (io.openDatabase ?? openDatabase)(databaseOptionsFrom(config))
   try {
     if (migrateEmbedded) await migrateEmbeddedDatabase(database, io, options)
-    const outcome = await work(database)
+    const outcome = await work(database, config)
     printOutcome(io, options, outcome)
     if (outcome.authChange) await announce(database, outcome.authChange, config, io)
   } finally {

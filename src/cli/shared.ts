@@ -55,7 +55,7 @@ export function table(headers: string[], rows: string[][], empty: string): strin
 }
 
 /** Commander reports InvalidArgumentError as "option '--x <y>' argument 'z' is invalid. <message>". */
-function argumentParser<T>(parse: (value: string) => T): (value: string) => T {
+export function argumentParser<T>(parse: (value: string) => T): (value: string) => T {
   return (value) => {
     try {
       return parse(value)

@@ -5,6 +5,9 @@ import type { components, paths } from '../generated/openapi.js'
 
 export type { components, paths }
 export type Contact = components['schemas']['Contact']
+export type ErasedContact = components['schemas']['ErasedContact']
+export type ContactExport = components['schemas']['ContactExport']
+export type ExportedDelivery = components['schemas']['ExportedDelivery']
 export type ContactCreate = components['schemas']['ContactCreate']
 export type ContactUpdate = components['schemas']['ContactUpdate']
 export type ContactList = components['schemas']['ContactList']

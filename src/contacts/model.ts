@@ -91,8 +91,8 @@ export interface FieldSpec {
    * import, which creates with such fields (test/contacts/model.test.ts compares it with the database).
    */
   initial?: string
-  /** Not a column of `contacts`: the statements read it from elsewhere (tags, from `contact_tags`). */
-  column?: false
+  /** A batch item adds to the list it gives (tags): what the contact had stays. Otherwise it replaces the value. */
+  batch?: 'add'
   /** The field's example value: in the document's examples and in its schemas' `examples`. */
   example: unknown
 }
@@ -144,8 +144,8 @@ export const CONTACT_FIELDS = {
   },
   tags: {
     answer: Type.Array(Type.String(), { description: 'Nomi dei tag, in ordine di code point Unicode' }),
-    create: { schema: TagNames() },
-    column: false,
+    create: { schema: TagNames(), absent: '{}' },
+    batch: 'add',
     example: ['evento-2026', 'newsletter'],
   },
   archivedAt: { answer: Nullable(Timestamp()), example: null },
@@ -177,25 +177,28 @@ type CreateSchema<S> = S extends { schema: infer T extends TSchema; required: tr
 export interface StoredField {
   field: string
   column: string
-  /** `::<enum>` for enumerations, '' otherwise. */
+  /** `::<enum>` for enumerations, `::text[]` for lists (of names), '' otherwise. */
   cast: string
   /** Answers carry it as `YYYY-MM-DDTHH:MM:SS.mmmZ`, formatted by PostgreSQL. */
   timestamp: boolean
+  /** A list: a batch item gives it as a JSON array. */
+  list: boolean
 }
 
 /** How a Contact is stored: what the statements of src/contacts/sql.ts are built from. */
 export interface ContactStorage {
-  /** Every field in the answers' order, with its column (null: not in `contacts`, e.g. tags). */
-  answer: { field: string; stored: StoredField | null }[]
+  /** Every field in the answers' order, with its column. */
+  answer: { field: string; stored: StoredField }[]
   /** The columns a POST writes: from the body (with the value stored when absent) or set by the server. */
   create: { stored: StoredField; from: { body: string; absent: string | null } | { value: string } }[]
   /** The columns a PATCH may write, by field name. */
   update: Record<string, StoredField>
   /**
    * The columns a batch item may write, in the answers' order: the fields a POST or a PATCH may set, with the
-   * value a new contact holds when the item leaves one out (null: none, SQL's NULL).
+   * value a new contact holds when the item leaves one out (null: none, SQL's NULL), and whether the item adds to
+   * the contact's list rather than replacing it.
    */
-  batch: { field: string; stored: StoredField; absent: string | null }[]
+  batch: { field: string; stored: StoredField; absent: string | null; adds: boolean }[]
 }
 
 const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
@@ -205,35 +208,40 @@ function withExample(schema: TSchema, example: unknown): TSchema {
   return '$ref' in schema ? schema : { ...schema, examples: [example] }
 }
 
-function storedField(field: string, spec: FieldSpec): StoredField | null {
-  if (spec.column === false) return null
+function storedField(field: string, spec: FieldSpec): StoredField {
   const ref = (spec.answer as { $ref?: string }).$ref
+  const list = (spec.answer as { type?: string }).type === 'array'
   return {
     field,
     column: snakeCase(field),
-    cast: ref ? `::${snakeCase(ref).replace(/^_/, '')}` : '',
+    cast: ref ? `::${snakeCase(ref).replace(/^_/, '')}` : list ? '::text[]' : '',
     timestamp: (spec.answer as { format?: string }).format === 'date-time',
+    list,
   }
 }
 
 function storageOf(fields: Fields): ContactStorage {
   const entries = Object.entries(fields)
-  const stored = (field: string, spec: FieldSpec) => {
-    const result = storedField(field, spec)
-    if (!result) throw new Error(`${field} is not a column of contacts: a POST or a PATCH cannot write it there`)
-    return result
-  }
   return {
     answer: entries.map(([field, spec]) => ({ field, stored: storedField(field, spec) })),
     create: entries.flatMap(([field, spec]): ContactStorage['create'] => {
-      if (spec.createdAs !== undefined) return [{ stored: stored(field, spec), from: { value: spec.createdAs } }]
-      if (!spec.create || spec.column === false) return []
-      return [{ stored: stored(field, spec), from: { body: field, absent: spec.create.absent ?? null } }]
+      if (spec.createdAs !== undefined) return [{ stored: storedField(field, spec), from: { value: spec.createdAs } }]
+      if (!spec.create) return []
+      return [{ stored: storedField(field, spec), from: { body: field, absent: spec.create.absent ?? null } }]
     }),
-    update: Object.fromEntries(entries.flatMap(([field, spec]) => (spec.update ? [[field, stored(field, spec)]] : []))),
+    update: Object.fromEntries(
+      entries.flatMap(([field, spec]) => (spec.update ? [[field, storedField(field, spec)]] : [])),
+    ),
     batch: entries.flatMap(([field, spec]) =>
-      (spec.create || spec.update) && spec.column !== false
-        ? [{ field, stored: stored(field, spec), absent: spec.create?.absent ?? spec.initial ?? null }]
+      spec.create || spec.update
+        ? [
+            {
+              field,
+              stored: storedField(field, spec),
+              absent: spec.create?.absent ?? spec.initial ?? null,
+              adds: spec.batch === 'add',
+            },
+          ]
         : [],
     ),
   }
@@ -302,6 +310,24 @@ export type ContactCreate = Static<typeof ContactCreateSchema>
 export type ContactUpdate = Static<typeof ContactUpdateSchema>
 export type BatchItem = Static<typeof BatchItemSchema>
 
+/**
+ * What remains of a contact in its events once it is erased (DELETE /api/v1/contacts/:id): its id alone. The feed
+ * and webhooks show it in place of the contact in every event of an erased contact, and in its contact.erased.
+ */
+export const ErasedContactSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'Id del contatto cancellato' }),
+    erased: Type.Literal(true, { description: 'Sempre true: dei dati del contatto non resta nulla' }),
+  },
+  {
+    $id: 'ErasedContact',
+    additionalProperties: false,
+    description: 'Un contatto cancellato su richiesta dell’interessato: ne resta solo l’id',
+    examples: [{ id: EXAMPLE_ID, erased: true }],
+  },
+)
+export type ErasedContact = Static<typeof ErasedContactSchema>
+
 export const ContactListSchema = Type.Object(
   {
     data: Type.Array(Type.Ref(ContactSchema)),
@@ -367,4 +393,5 @@ export const contactSchemas = [
   ContactCreateSchema,
   ContactUpdateSchema,
   ContactListSchema,
+  ErasedContactSchema,
 ]

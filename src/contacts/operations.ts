@@ -86,7 +86,8 @@ export const createContact = {
     'I tag devono esistere già; l’API non ne crea. Con Idempotency-Key la richiesta è eseguita una volta sola: ' +
     'ripeterla con la stessa chiave e lo stesso corpo (entro 24 ore) restituisce la stessa risposta 201, con ' +
     '`Idempotent-Replayed: true`. Un rifiuto (400, 409 conflict) non è conservato: ripetere la richiesta la esegue ' +
-    'di nuovo.',
+    'di nuovo. L’email di un contatto cancellato su richiesta dell’interessato (DELETE) è rifiutata con 409 ' +
+    'contact_erased.',
   tags,
   querystring: NoQuerySchema,
   headers: idempotencyHeaders,
@@ -103,6 +104,7 @@ export const createContact = {
       'unknown_tag',
       'invalid_header',
       'conflict',
+      'contact_erased',
       'idempotency_key_in_use',
       'idempotency_key_reused',
     ]),

@@ -3,9 +3,12 @@
 // and one round trip through the pool (src/contacts/sql.ts), writes included, beneath Prisma
 // (docs/decisions/0001-request-paths-beneath-prisma.md). Rows are Contacts as they are, with the row's version
 // beside them (the ETag), which the response schema's serializer leaves out of the answer.
+import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { Database, Query } from '../db/database.js'
+import { FEED_ANCHOR_SQL } from '../events/sql.js'
 import type { EmailStatus } from '../generated/prisma/enums.js'
+import type { ErasedEmails } from '../privacy/erased-emails.js'
 import type { Contact, ContactCreate, ContactList, ContactListQuery, ContactUpdate } from './model.js'
 import { statements } from './sql.js'
 
@@ -19,18 +22,38 @@ export type CreateResult =
   | { kind: 'created'; contact: Versioned }
   | { kind: 'unknown_tags'; names: string[] }
   | { kind: 'conflict'; existing: { id: string; status: EmailStatus } }
+  /** The email is an address the tenant erased (erased_emails). */
+  | { kind: 'erased' }
+  /** The tenant has erased addresses, and this instance cannot hash the email to check it (no secrets key). */
+  | { kind: 'unverifiable' }
 
 export type UpdateResult =
   | { kind: 'updated'; contact: Versioned }
   | { kind: 'not_found' }
   | { kind: 'precondition_failed' }
 
-type CreatedRow = Partial<Versioned> & { missing: number; found: string[] }
+/**
+ * How many times a create is tried when the instant its createdAt took was taken by another insert of the tenant
+ * at the same microsecond: each try takes the clock again, so a second collision is already rare.
+ */
+const CREATE_ATTEMPTS = 5
 
-const { GET_SQL, BY_EMAIL_KEY_SQL, CREATE_SQL, createParams, listStatement, updateStatement } = statements
+const {
+  GET_SQL,
+  BY_EMAIL_KEY_SQL,
+  CREATE_SQL,
+  createParams,
+  CREATE_GUARDED_SQL,
+  guardedParams,
+  listStatement,
+  updateStatement,
+} = statements
 
 export class ContactRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly erased: ErasedEmails,
+  ) {}
 
   /**
    * Newest first. createdAt is unique per tenant to the microsecond (database trigger), and `next` is the last
@@ -53,24 +76,44 @@ export class ContactRepository {
     return row ?? null
   }
 
-  /** `query` runs the statements elsewhere than the pool: in a transaction (an Idempotency-Key's). */
+  /**
+   * `query` runs the statements elsewhere than the pool: in a transaction (an Idempotency-Key's). In a tenant that
+   * has erased addresses, the insert itself refuses an erased one (CREATE_GUARDED_SQL): still one statement.
+   */
   async create(tenantId: string, input: ContactCreate, query: Query = this.db.query): Promise<CreateResult> {
-    const tagNames = [...new Set(input.tags ?? [])]
-    const [row] = await query<CreatedRow>('contacts_create', CREATE_SQL, createParams(tenantId, input, tagNames))
-    if (!row) throw new Error('the create statement returned no row')
-    const { missing, found, ...inserted } = row
-    if (missing > 0) {
-      const known = new Set(found)
-      return { kind: 'unknown_tags', names: tagNames.filter((name) => !known.has(name)) }
+    const guarded = await this.erased.guarded(query, tenantId)
+    const hash = guarded ? this.erased.hash(input.email) : null
+    if (guarded && hash === null) return { kind: 'unverifiable' }
+    for (let attempt = 1; ; attempt++) {
+      let row: Versioned | undefined
+      try {
+        ;[row] =
+          hash === null
+            ? await query<Versioned>('contacts_create', CREATE_SQL, createParams(tenantId, input))
+            : await query<Versioned>(
+                'contacts_create_guarded',
+                CREATE_GUARDED_SQL,
+                guardedParams(tenantId, input, randomUUID(), hash),
+              )
+      } catch (error) {
+        const names = unknownTagsOf(error)
+        if (names) return { kind: 'unknown_tags', names }
+        throw error
+      }
+      if (row) return { kind: 'created', contact: row }
+      // Nothing inserted: the email is taken, or erased, or (rarely) the instant createdAt took.
+      const [existing] = await query<{ id: string; status: EmailStatus }>('contacts_by_email_key', BY_EMAIL_KEY_SQL, [
+        tenantId,
+        input.email,
+      ])
+      if (existing) return { kind: 'conflict', existing }
+      if (hash !== null) {
+        if ((await this.erased.erasedAmong(query, tenantId, [hash])).size > 0) return { kind: 'erased' }
+        // Every tenant with erasures has its event_feeds row (the erasure writes it); should one not, it has now.
+        await query('contacts_feed_anchor', FEED_ANCHOR_SQL, [tenantId])
+      }
+      if (attempt === CREATE_ATTEMPTS) throw new Error(`a create found its createdAt taken ${attempt} times`)
     }
-    if (inserted.id) return { kind: 'created', contact: inserted as Versioned }
-    // Nothing inserted with every tag known: the email is taken (the only unique key a new contact can break).
-    const [existing] = await query<{ id: string; status: EmailStatus }>('contacts_by_email_key', BY_EMAIL_KEY_SQL, [
-      tenantId,
-      input.email,
-    ])
-    if (!existing) throw new Error('a create inserted nothing, and no contact has its email')
-    return { kind: 'conflict', existing }
   }
 
   /**
@@ -87,14 +130,8 @@ export class ContactRepository {
         : { kind: 'precondition_failed' }
     }
     const statement = updateStatement(tenantId, id, patch, expected === '*' ? undefined : [...expected])
-    const [row] = await this.db.query<Versioned & { seen: number }>(statement.name, statement.sql, statement.params)
-    if (row) {
-      const { seen, ...written } = row
-      // Nobody changed the contact between the statement's snapshot and its write: the row is what it wrote.
-      if (written.version === seen + 1) return { kind: 'updated', contact: written }
-      // It waited behind another writer: its tags may be older than its row (see settled).
-      return { kind: 'updated', contact: settled(await this.get(tenantId, id), written) }
-    }
+    const [row] = await this.db.query<Versioned>(statement.name, statement.sql, statement.params)
+    if (row) return { kind: 'updated', contact: row }
     // Nothing written: the contact is not there, moved on from the version expected, or already as asked.
     const current = await this.get(tenantId, id)
     if (!current) return { kind: 'not_found' }
@@ -102,24 +139,16 @@ export class ContactRepository {
   }
 }
 
-/**
- * What a PATCH that waited behind another writer of the contact answers: its row with the tags of its version,
- * which its statement could not read (it read the tags of its snapshot, before the wait). A link is only ever
- * added, and only by a write that moves the contact's version (a batch, which holds the row's lock meanwhile): so
- * the tags of the written version hold every tag the snapshot saw and none that a later version added. Read
- * again now: at that same version they are its tags; at a later one, equal to the snapshot's they are its tags
- * too; otherwise they are unknown, and the answer is the contact as it is now, with that version (an ETag always
- * names the representation it comes with).
- */
-function settled(current: Versioned | null, written: Versioned): Versioned {
-  // Gone since (erased): its ETag names nothing any more.
-  if (!current) return written
-  if (current.version === written.version) return current
-  return sameNames(current.tags, written.tags) ? written : current
-}
+/** SQLSTATE of the contacts trigger's refusal of tags the tenant does not have (their names, as JSON, in the detail). */
+const UNKNOWN_TAGS = 'RB001'
 
-const sameNames = (a: readonly string[], b: readonly string[]) =>
-  a.length === b.length && a.every((name, i) => name === b[i])
+/** The unknown tag names a statement was refused for, or null when it failed for another reason. */
+export function unknownTagsOf(error: unknown): string[] | null {
+  const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown }
+  if (code !== UNKNOWN_TAGS || typeof detail !== 'string') return null
+  const names: unknown = JSON.parse(detail)
+  return Array.isArray(names) ? names.filter((name): name is string => typeof name === 'string') : null
+}
 
 function matches(version: number, expected: Expected): boolean {
   return expected === '*' || expected.includes(version)
@@ -134,7 +163,7 @@ declare module 'fastify' {
 /** The repository on the app, for the routes (and tests that hold a request back inside it). */
 export const contactsRepository = fp(
   async function contactsRepository(fastify) {
-    fastify.decorate('contacts', new ContactRepository(fastify.db))
+    fastify.decorate('contacts', new ContactRepository(fastify.db, fastify.erasedEmails))
   },
-  { name: 'contacts-repository', dependencies: ['database'] },
+  { name: 'contacts-repository', dependencies: ['database', 'erased-emails'] },
 )

@@ -17,12 +17,14 @@ const write = { scopes: ['contacts:write'], access: 'write' } as const
 
 /**
  * A create's answer, as an Idempotency-Key stores it: the body as the route's schema serializes it. A refusal
- * (unknown tags, a taken email) is thrown: it changed nothing, so nothing is stored and a retry executes again.
+ * (unknown tags, a taken or erased email) is thrown: it changed nothing, so nothing is stored and a retry executes again.
  */
 async function create(request: FastifyRequest, reply: FastifyReply, input: ContactCreate, query?: Query) {
   const result = await request.server.contacts.create(tenantOf(request), input, query)
   if (result.kind === 'unknown_tags') throw errors.unknownTags(result.names)
   if (result.kind === 'conflict') throw errors.conflict(result.existing)
+  if (result.kind === 'erased') throw errors.contactErased()
+  if (result.kind === 'unverifiable') throw errors.erasedCheckUnavailable()
   const headers = { location: `/api/v1/contacts/${result.contact.id}`, etag: etagOf(result.contact.version) }
   // The route's own serializer for a 201 (fast-json-stringify), as if the contact were sent.
   const body = String(reply.serializeInput(result.contact, '201', 'application/json'))

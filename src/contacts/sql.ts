@@ -4,7 +4,7 @@
 // and one round trip, writes included. Rows come back as Contacts: columns named as fields, timestamps formatted
 // by PostgreSQL, tags in code-point order.
 
-import { isoUtc, isoUtcMicros } from '../db/iso-time.js'
+import { isoUtc, isoUtcMicros, isoUtcReturned } from '../db/iso-time.js'
 import { statementName } from '../db/statement-name.js'
 import { type ContactCreate, type ContactListQuery, type ContactStorage, type ContactUpdate, contact } from './model.js'
 
@@ -13,11 +13,6 @@ export interface Statement {
   sql: string
   params: unknown[]
 }
-
-/** A contact's tag names in code-point order, for the contact whose id is `id` (an SQL expression). */
-const tagNamesOf = (id: string) =>
-  `ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = ${id} ` +
-  'ORDER BY t.name COLLATE "C")'
 
 /**
  * Page sizes written into the list statements. A literal LIMIT lets PostgreSQL plan for the rows it will read
@@ -42,22 +37,19 @@ export function cursorBound(cursor: string): string {
   return new Date(millis).toISOString().replace('Z', `${rest}Z`)
 }
 
-type SelectList = (alias: string, tagsSql: string) => string
+type SelectList = (alias: string, timestamp?: (expression: string) => string) => string
 
 /**
- * The select list of a Contact from `contacts` aliased `alias`, with `tags` from `tagsSql`: each column named as
- * its field, in the answers' order, timestamps already formatted, so that a row is a Contact as it is.
+ * The select list of a Contact from `contacts` aliased `alias`: each column named as its field, in the answers'
+ * order, timestamps already formatted (by `timestamp`: isoUtcReturned in a RETURNING list), so that a row is a
+ * Contact as it is.
  */
 export function selectListOf(storage: ContactStorage): SelectList {
-  return (alias, tagsSql) =>
+  return (alias, timestamp = isoUtc) =>
     storage.answer
       .map(({ field, stored }) => {
-        if (!stored) {
-          if (field !== 'tags') throw new Error(`no SQL reads the contact field ${field}, which has no column`)
-          return `${tagsSql} AS tags`
-        }
         const column = `${alias}.${stored.column}`
-        return stored.timestamp ? `${isoUtc(column)} AS "${field}"` : `${column} AS "${field}"`
+        return stored.timestamp ? `${timestamp(column)} AS "${field}"` : `${column} AS "${field}"`
       })
       .join(', ')
 }
@@ -80,42 +72,59 @@ function statementCache() {
 }
 
 /**
- * A contact and its tag links in one statement (one round trip, so the per-tenant lock of the createdAt trigger
- * is held for that statement alone): nothing is inserted when a tag is unknown (`missing` counts them and `found`
- * names the known ones), or when the email is taken (no row: a conflict). Its values: $1 the tenant id, then
- * the body's fields in storage.create's order (or what is stored when one is absent), then the tag names.
+ * A contact in one statement, on one node: INSERT … VALUES, its tags in its row. Nothing is inserted when a unique
+ * key is taken (no row): the email (a conflict), or, rarely, the instant createdAt took, which another insert of
+ * the tenant took first (the caller retries). A tag the tenant does not have fails the statement (SQLSTATE
+ * RB001, the contacts trigger). Its values: $1 the tenant id, then the body's fields in storage.create's order
+ * (or what is stored when one is absent).
  */
 function createStatement(storage: ContactStorage, selectList: SelectList) {
   const bodyFields = storage.create.flatMap(({ from }) => ('body' in from ? [from] : []))
-  const tags = `$${bodyFields.length + 2}::text[]`
   let next = 1
   const values = storage.create.map(({ stored, from }) =>
     'body' in from ? `$${++next}${stored.cast}` : `'${from.value.replaceAll("'", "''")}'${stored.cast}`,
   )
+  const columns = storage.create.map(({ stored }) => stored.column).join(', ')
+  const returning = `RETURNING ${selectList('c', isoUtcReturned)}, c.version`
+  const createParams = (tenantId: string, input: ContactCreate): unknown[] => [
+    tenantId,
+    ...bodyFields.map(({ body, absent }) => input[body as keyof ContactCreate] ?? absent),
+  ]
+  const email = `$${2 + bodyFields.findIndex(({ body }) => body === 'email')}`
+  const id = `$${bodyFields.length + 2}`
+  const hash = `$${bodyFields.length + 3}`
   return {
-    CREATE_SQL: `WITH wanted AS (SELECT id, name FROM tags WHERE tenant_id = $1 AND name = ANY(${tags})),
-  missing AS (SELECT cardinality(${tags}) - count(*) AS n FROM wanted),
-  inserted AS (
-    INSERT INTO contacts (id, tenant_id, ${storage.create.map(({ stored }) => stored.column).join(', ')})
-    SELECT gen_random_uuid(), $1, ${values.join(', ')}
-    FROM missing WHERE n = 0
-    ON CONFLICT (tenant_id, email_key) DO NOTHING
-    RETURNING *),
-  linked AS (INSERT INTO contact_tags (contact_id, tag_id) SELECT c.id, w.id FROM inserted c CROSS JOIN wanted w)
-  SELECT (SELECT n FROM missing)::int AS missing, ARRAY(SELECT name FROM wanted) AS found,
-    ${selectList('c', 'ARRAY(SELECT name FROM wanted ORDER BY name COLLATE "C")')}, c.version
-  FROM (SELECT 1) AS one LEFT JOIN inserted c ON true`,
-    createParams(tenantId: string, input: ContactCreate, tagNames: string[]): unknown[] {
-      const given = bodyFields.map(({ body, absent }) => input[body as keyof ContactCreate] ?? absent)
-      return [tenantId, ...given, tagNames]
+    CREATE_SQL: `INSERT INTO contacts AS c (id, tenant_id, ${columns})
+  VALUES (gen_random_uuid(), $1, ${values.join(', ')})
+  ON CONFLICT DO NOTHING
+  ${returning}`,
+    createParams,
+    /**
+     * The same create in a tenant that has erased addresses: nothing is inserted either when the email's keyed
+     * hash is an erased address of the tenant, or when a contact has the email as this statement begins. Both are
+     * read in the statement's snapshot, in the one statement that inserts, so that no erasure committing
+     * meanwhile lets the address back: one committed before it is seen; one still running when it began is seen
+     * through its contact, which still exists for it. An INSERT … SELECT from the tenant's row in event_feeds
+     * (which every tenant with erasures has), with the id given, so that Citus runs it on one node. Its values:
+     * those of CREATE_SQL, then the id and the hash.
+     */
+    CREATE_GUARDED_SQL: `INSERT INTO contacts AS c (id, tenant_id, ${columns})
+  SELECT ${id}::uuid, a.tenant_id, ${values.join(', ')}
+  FROM event_feeds a
+  WHERE a.tenant_id = $1
+    AND NOT EXISTS (SELECT 1 FROM erased_emails x WHERE x.tenant_id = $1 AND x.email_hash = ${hash}::bpchar)
+    AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = lower(${email}::text))
+  ON CONFLICT DO NOTHING
+  ${returning}`,
+    guardedParams(tenantId: string, input: ContactCreate, contactId: string, emailHash: string): unknown[] {
+      return [...createParams(tenantId, input), contactId, emailHash]
     },
   }
 }
 
 /**
  * A page and one row more (which tells whether a next page exists). Only the predicates the filters need, so that
- * the plan is a range scan on the matching (tenant, …, created_at) index from the cursor; the page's tags are then
- * joined and aggregated once, for the page's rows only.
+ * the plan is a range scan on the matching (tenant, …, created_at) index from the cursor.
  */
 function listStatementOf(selectList: SelectList) {
   const shaped = statementCache()
@@ -141,14 +150,8 @@ function listStatementOf(selectList: SelectList) {
     const statement = shaped(
       `${rows}:${flags.join(',')}`,
       'contacts_list',
-      () => `WITH page AS MATERIALIZED (
-      SELECT * FROM contacts c WHERE ${conditions.join(' AND ')} ORDER BY c.created_at DESC LIMIT ${rows}),
-    page_tags AS (
-      SELECT ct.contact_id, array_agg(t.name ORDER BY t.name COLLATE "C") AS names
-      FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
-      WHERE ct.contact_id = ANY(ARRAY(SELECT id FROM page)) GROUP BY ct.contact_id)
-    SELECT ${selectList('c', "COALESCE(pt.names, '{}')")}, ${isoUtcMicros('c.created_at')} AS cursor
-    FROM page c LEFT JOIN page_tags pt ON pt.contact_id = c.id ORDER BY c.created_at DESC`,
+      () => `SELECT ${selectList('c')}, ${isoUtcMicros('c.created_at')} AS cursor
+    FROM contacts c WHERE ${conditions.join(' AND ')} ORDER BY c.created_at DESC LIMIT ${rows}`,
     )
     return { ...statement, params }
   }
@@ -158,12 +161,8 @@ function listStatementOf(selectList: SelectList) {
  * One UPDATE … RETURNING per combination of fields: the answer is the state this PATCH wrote even when others
  * write at once. With `versions` (If-Match) it applies only to a contact that still has one of them. A contact
  * that already has every value sent is not written (the row constructor has a constant, so that one field
- * compares as a row too).
- *
- * Beside the row, `seen`: the version the statement's snapshot holds. An UPDATE that waited for another
- * transaction's lock on the row writes over that transaction's version, but its subqueries, the tags' included,
- * still read the snapshot taken before the wait: a version other than `seen + 1` says another transaction
- * changed the contact in between, and the tags answered may be older than the row (the repository reads again).
+ * compares as a row too). The answer is the row written, tags included: an UPDATE that waited for another
+ * transaction's lock writes over, and answers, that transaction's version, so its ETag and its body always match.
  */
 function updateStatementOf(storage: ContactStorage, readColumns: string) {
   const shaped = statementCache()
@@ -190,8 +189,7 @@ function updateStatementOf(storage: ContactStorage, readColumns: string) {
       `${fields.join(',')}:${versions ? 'if' : ''}`,
       'contacts_update',
       () => `UPDATE contacts c SET ${sets.join(', ')}, updated_at = GREATEST(now(), c.updated_at)
-    WHERE ${condition}
-    RETURNING ${readColumns}, (SELECT s.version FROM contacts s WHERE s.tenant_id = $1 AND s.id = $2) AS seen`,
+    WHERE ${condition} RETURNING ${readColumns}`,
     )
     return { ...statement, params }
   }
@@ -201,14 +199,15 @@ function updateStatementOf(storage: ContactStorage, readColumns: string) {
 export function contactStatements(storage: ContactStorage) {
   const selectList = selectListOf(storage)
   // The version rides along: it is the contact's ETag (the serializer leaves it out of the answer).
-  const readColumns = `${selectList('c', tagNamesOf('c.id'))}, c.version`
+  const readColumns = `${selectList('c')}, c.version`
+  const returnedColumns = `${selectList('c', isoUtcReturned)}, c.version`
   return {
     GET_SQL: `SELECT ${readColumns} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`,
     BY_EMAIL_KEY_SQL:
       'SELECT id, email_status AS "status" FROM contacts WHERE tenant_id = $1 AND email_key = lower($2)',
     ...createStatement(storage, selectList),
     listStatement: listStatementOf(selectList),
-    updateStatement: updateStatementOf(storage, readColumns),
+    updateStatement: updateStatementOf(storage, returnedColumns),
   }
 }
 

@@ -8,7 +8,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter'
 import type { Config } from '../config/config.js'
 import { PrismaClient } from '../generated/prisma/client.js'
 import { lockDataDir, makePrivate, prepareDataDir } from './data-dir.js'
-import { type ListenState, listenPglite, listenPostgres, type Unsubscribe } from './notifications.js'
+import { type ListenState, listenPglite, listenPostgres, type OnChange, type Unsubscribe } from './notifications.js'
 import { pgliteSession, pgSession, type SqlSession } from './sql-session.js'
 import { statementName } from './statement-name.js'
 import { TCP_KEEPALIVE } from './tcp-keepalive.js'
@@ -38,11 +38,11 @@ export interface Database {
    */
   transaction<T>(work: (query: Query) => Promise<T>): Promise<T>
   /**
-   * Subscribes to a notification channel (NOTIFY). `onChange` runs on each notification and whenever the
-   * subscription (re)starts, since notifications sent while it was down are lost. `onState` hears when its
+   * Subscribes to a notification channel (NOTIFY). `onChange` runs on each notification, with its payload, and
+   * whenever the subscription (re)starts, without one, since notifications sent while it was down are lost. `onState` hears when its
    * connection is lost and when it listens again (PostgreSQL only: the embedded database has no connection).
    */
-  listen(channel: string, onChange: () => void, onState?: ListenState): Promise<Unsubscribe>
+  listen(channel: string, onChange: OnChange, onState?: ListenState): Promise<Unsubscribe>
   /** Runs work on one dedicated connection (migrations need that for their lock). */
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>
   close(): Promise<void>

@@ -1,5 +1,7 @@
 // What every feature that keeps rows for a while shares: purging them every ten minutes on every instance (a
-// purge that races another instance's is harmless), batch by batch so that no statement holds locks for long.
+// purge that races another instance's is harmless), tenant by tenant (every statement on a tenant's rows names the
+// tenant, so that a distributed PostgreSQL runs it on the tenant's node), batch by batch so that no statement
+// holds locks for long.
 import type { FastifyInstance } from 'fastify'
 import type { Database } from './database.js'
 
@@ -13,16 +15,34 @@ export function schedulePurge(fastify: FastifyInstance, what: string, purge: () 
   fastify.addHook('onClose', async () => clearInterval(timer))
 }
 
-/**
- * Runs a purge statement until it deletes less than a batch; returns how many rows went. The statement takes
- * `params` and then the batch size, and answers one row `{ deleted }`.
- */
-export async function purgeInBatches(db: Database, name: string, sql: string, params: unknown[]): Promise<number> {
-  let total = 0
+const TENANTS_SQL = 'SELECT id FROM tenants WHERE id > $1 ORDER BY id LIMIT $2'
+const TENANTS_PAGE = 1000
+
+/** Every tenant's id, read a page at a time (tenants created meanwhile may or may not be among them). */
+export async function* tenantsInTurn(db: Database): AsyncGenerator<string> {
+  let after = '00000000-0000-0000-0000-000000000000'
   for (;;) {
-    const [row] = await db.query<{ deleted: number }>(name, sql, [...params, PURGE_BATCH])
-    const deleted = row?.deleted ?? 0
-    total += deleted
-    if (deleted < PURGE_BATCH) return total
+    const rows = await db.query<{ id: string }>('housekeeping_tenants', TENANTS_SQL, [after, TENANTS_PAGE])
+    for (const row of rows) yield row.id
+    const last = rows.at(-1)
+    if (rows.length < TENANTS_PAGE || last === undefined) return
+    after = last.id
   }
+}
+
+/**
+ * Runs a purge statement for each tenant until it deletes less than a batch; returns how many rows went. The
+ * statement takes the tenant id, then `params`, then the batch size, and answers one row `{ deleted }`.
+ */
+export async function purgeEachTenant(db: Database, name: string, sql: string, params: unknown[]): Promise<number> {
+  let total = 0
+  for await (const tenantId of tenantsInTurn(db)) {
+    for (;;) {
+      const [row] = await db.query<{ deleted: number }>(name, sql, [tenantId, ...params, PURGE_BATCH])
+      const deleted = row?.deleted ?? 0
+      total += deleted
+      if (deleted < PURGE_BATCH) break
+    }
+  }
+  return total
 }

@@ -1,10 +1,14 @@
-// Subscriptions to PostgreSQL notifications (LISTEN). `onChange` runs on every notification and again whenever
-// the subscription starts or starts over after a lost connection, because notifications sent meanwhile are lost.
+// Subscriptions to PostgreSQL notifications (LISTEN). `onChange` runs on every notification, with its payload, and
+// again whenever the subscription starts or starts over after a lost connection, without one, because
+// notifications sent meanwhile are lost.
 import type { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { TCP_KEEPALIVE } from './tcp-keepalive.js'
 
 export type Unsubscribe = () => Promise<void>
+
+/** Hears a notification's payload, or undefined when the subscription (re)starts. */
+export type OnChange = (payload?: string) => void
 
 /** Hears when a subscription's connection is lost and when it listens again: once each, not per retry. */
 export type ListenState = (state: 'lost' | 'restored') => void
@@ -16,7 +20,7 @@ const RECONNECT_MS = 1000
 export async function listenPostgres(
   url: string,
   channel: string,
-  onChange: () => void,
+  onChange: OnChange,
   connectTimeoutMs: number,
   onState: ListenState = () => {},
 ): Promise<Unsubscribe> {
@@ -28,7 +32,7 @@ export async function listenPostgres(
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, ...TCP_KEEPALIVE })
     next.on('notification', (message) => {
-      if (message.channel === channel) onChange()
+      if (message.channel === channel) onChange(message.payload ?? '')
     })
     next.on('error', () => {})
     next.on('end', () => {
@@ -60,8 +64,8 @@ export async function listenPostgres(
   }
 }
 
-export async function listenPglite(client: PGlite, channel: string, onChange: () => void): Promise<Unsubscribe> {
-  const unlisten = await client.listen(channel, () => onChange())
+export async function listenPglite(client: PGlite, channel: string, onChange: OnChange): Promise<Unsubscribe> {
+  const unlisten = await client.listen(channel, (payload) => onChange(payload))
   onChange()
   return unlisten
 }

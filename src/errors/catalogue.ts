@@ -118,6 +118,12 @@ export const CATALOGUE = {
     specified: true,
     example: (): ApiError => errors.conflict({ id: '8b4f3f2e-3f7c-4d0e-9a55-2f2b8d1c9e10', status: 'active' }),
   },
+  contact_erased: {
+    status: 409,
+    when: "a POST, or a batch import's item (told in its result), whose email belongs to a contact the tenant erased (`DELETE /api/v1/contacts/:id`); an operator lifts it with `rubrica contact allow`",
+    specified: false,
+    example: (): ApiError => errors.contactErased(),
+  },
   limit_reached: {
     status: 409,
     when: 'a webhook more than the 20 a tenant may have',
@@ -192,7 +198,7 @@ export const CATALOGUE = {
   },
   service_unavailable: {
     status: 503,
-    when: 'the database cannot be reached or a connection was cut, or the server is shutting down; retry',
+    when: 'the database cannot be reached or a connection was cut, or the server is shutting down; retry. Also an instance without its secrets key (`WEBHOOKS_SECRET_KEY`) asked to register a webhook, to erase a contact, or to create one in a tenant that has erased contacts',
     specified: false,
     example: (): ApiError => errors.serviceUnavailable(),
   },
@@ -227,6 +233,12 @@ export class ApiError extends Error {
 
 /** invalid_key and invalid_or_revoked must not tell a revoked key from a closed organisation: same words. */
 const KEY_REFUSED = 'Chiave API non valida, revocata o non più utilizzabile.'
+
+/** Why an erased address cannot come back, and how it can (the operators' command, docs/cli.md). */
+const ERASED_ADDRESS =
+  'Questo indirizzo email appartiene a un contatto cancellato su richiesta dell’interessato e non può essere aggiunto di nuovo.'
+const HOW_TO_ALLOW =
+  'Se la persona ha dato di nuovo il consenso, un amministratore del servizio può riammetterlo con "rubrica contact allow".'
 
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many)
 /** "a"; "a" e "b"; "a", "b" e "c". */
@@ -331,6 +343,26 @@ export const errors = {
     new ApiError(
       'unsupported_media_type',
       'Codifica del corpo non supportata: il corpo deve essere JSON in UTF-8 (Content-Type: application/json).',
+    ),
+  contactErased: () => new ApiError('contact_erased', `${ERASED_ADDRESS} ${HOW_TO_ALLOW}`),
+  /** An item of a batch import whose email was erased. */
+  contactErasedInItem: (index: number) =>
+    new ApiError(
+      'contact_erased',
+      `Il campo "contacts[${index}].email": ${ERASED_ADDRESS.charAt(0).toLowerCase()}${ERASED_ADDRESS.slice(1)} ${HOW_TO_ALLOW}`,
+    ),
+  erasureUnavailable: () =>
+    new ApiError(
+      'service_unavailable',
+      'La cancellazione dei contatti non è disponibile su questo servizio: manca la chiave con cui si registrano gli ' +
+        'indirizzi cancellati.',
+    ),
+  /** A create in a tenant with erased addresses, on an instance that cannot tell which they are. */
+  erasedCheckUnavailable: () =>
+    new ApiError(
+      'service_unavailable',
+      'Il servizio non può verificare se questo indirizzo è stato cancellato su richiesta dell’interessato: manca ' +
+        'la chiave con cui si registrano gli indirizzi cancellati. Nulla è stato creato.',
     ),
   conflict: (existing: { id: string; status: string }) =>
     new ApiError('conflict', 'Esiste già un contatto con questa email.', { existing }),

@@ -1,17 +1,19 @@
 // The event feed's shapes: an Event is one change of a contact, with the contact as GET returned it right after
-// that change; a page of them comes with the position to read on from. Positions are a tenant's own event numbers,
+// that change (or, once the contact is erased, its id alone); a page of them comes with the position to read on
+// from. Positions are a tenant's own event numbers,
 // written as decimal strings: opaque to clients, and telling nothing about other tenants.
 import { type Static, Type } from '@sinclair/typebox'
-import { ContactSchema, LIMITS } from '../contacts/model.js'
+import { ContactSchema, ErasedContactSchema, LIMITS } from '../contacts/model.js'
 import { POSITION, Timestamp } from '../schemas/common.js'
 import { StringEnum } from '../schemas/string-enum.js'
 
-export const EVENT_TYPES = ['contact.created', 'contact.updated'] as const
+export const EVENT_TYPES = ['contact.created', 'contact.updated', 'contact.erased'] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
 export const EventTypeSchema = StringEnum(EVENT_TYPES, {
   $id: 'EventType',
-  description: 'Che cosa è successo al contatto',
+  description:
+    'Che cosa è successo al contatto: creato, modificato, o cancellato su richiesta dell’interessato (contact.erased)',
   examples: ['contact.updated'],
 })
 const EventTypeRef = Type.Unsafe<EventType>(Type.Ref(EventTypeSchema))
@@ -28,7 +30,11 @@ export const EventSchema = Type.Object(
     id: Type.String({ format: 'uuid', description: 'Id dell’evento: lo stesso in ogni consegna webhook' }),
     type: EventTypeRef,
     occurredAt: Timestamp({ description: 'Quando è avvenuto il cambiamento' }),
-    data: Type.Ref(ContactSchema, { description: 'Il contatto come lo restituiva GET subito dopo il cambiamento' }),
+    data: Type.Union([Type.Ref(ContactSchema), Type.Ref(ErasedContactSchema)], {
+      description:
+        'Il contatto come lo restituiva GET subito dopo il cambiamento; se il contatto è stato poi cancellato su ' +
+        'richiesta dell’interessato (e in contact.erased), solo il suo id con `erased: true`',
+    }),
   },
   { $id: 'Event', additionalProperties: false, examples: [EXAMPLE_EVENT] },
 )

@@ -9,7 +9,8 @@ export const listEvents = {
   description:
     'Un evento per ogni cambiamento di un contatto (creazione o modifica, da chiunque fatta: API, importazione, ' +
     'amministratori), registrato nella stessa transazione del cambiamento, con il contatto come lo restituiva GET ' +
-    'subito dopo. Dal più vecchio; si continua passando `next` come `after`. Seguendo `next` da una posizione si ' +
+    'subito dopo. Un contatto cancellato su richiesta dell’interessato dà un evento contact.erased, e nei suoi ' +
+    'eventi precedenti, che restano al loro posto, `data` diventa `{"id", "erased": true}`. Dal più vecchio; si continua passando `next` come `after`. Seguendo `next` da una posizione si ' +
     'ricevono una e una sola volta tutti gli eventi confermati dopo di essa, anche con scritture concorrenti, e gli ' +
     'eventi di un contatto nell’ordine dei suoi cambiamenti. Per sincronizzare: prendere `after=now`, leggere tutta ' +
     'la lista dei contatti, poi seguire gli eventi da quella posizione. Gli eventi si conservano ' +

@@ -1,21 +1,32 @@
-// Reading a tenant's event feed, and purging events past the retention. Positions are the tenant's own event
-// numbers; a page is read in one statement (src/events/sql.ts), so "next" never runs ahead of what is committed.
+// Reading a tenant's event feed, and purging events past the retention. Positions are the tenant's own (xid, n)
+// pairs, shown as one number (src/events/position.ts); a page is read in one statement (src/events/sql.ts), so
+// "next" never runs ahead of what every transaction that could still record an event before it has done.
 import fp from 'fastify-plugin'
 import type { Database } from '../db/database.js'
-import { purgeInBatches, schedulePurge } from '../db/housekeeping.js'
+import { schedulePurge, tenantsInTurn } from '../db/housekeeping.js'
 import { errors } from '../errors/catalogue.js'
 import type { Event, EventListQuery, EventPage } from './model.js'
-import { PURGE_SQL, pageStatement } from './sql.js'
+import { comparePositions, decodePosition, encodePosition, type Position, positionOf, START } from './position.js'
+import { FIRST_KEPT_SQL, PURGE_SQL, PURGED_SQL, pageStatement } from './sql.js'
 
 interface PageRow {
-  lastSeq: string
-  purgedThrough: string
-  position: string | null
+  endXid: string | null
+  endN: string | null
+  purgedXid: string | null
+  purgedN: string | null
+  xid: string | null
+  n: string | null
   id: string | null
   type: Event['type'] | null
   occurredAt: string | null
   data: Event['data'] | null
 }
+
+/** An event with its position, as pages and webhooks read it. */
+export type PositionedEvent = Event & { position: Position }
+
+/** Events deleted per statement of a purge, so that none holds its locks for long. */
+const PURGE_BATCH = 10_000
 
 export class EventRepository {
   constructor(
@@ -24,42 +35,95 @@ export class EventRepository {
   ) {}
 
   /**
+   * Up to `limit` final events after `after` (of `types` when given), the feed's end, and what was purged.
+   * `after` is trusted: the caller checks it against the end and the purged position.
+   */
+  async read(
+    tenantId: string,
+    after: Position,
+    limit: number,
+    types?: readonly Event['type'][],
+  ): Promise<{ events: PositionedEvent[]; end: Position; purged: Position }> {
+    const statement = pageStatement(limit, types !== undefined)
+    const params = [tenantId, after.xid.toString(), after.n.toString(), ...(types !== undefined ? [types] : [])]
+    const rows = await this.db.query<PageRow>(statement.name, statement.sql, params)
+    const first = rows[0]
+    const purged = positionOf(first?.purgedXid ?? null, first?.purgedN ?? null) ?? START
+    const last = positionOf(first?.endXid ?? null, first?.endN ?? null) ?? START
+    // Purged to a position past every event left (all of them purged): the end is there.
+    const end = comparePositions(last, purged) < 0 ? purged : last
+    const events: PositionedEvent[] = []
+    for (const row of rows) {
+      const position = positionOf(row.xid, row.n)
+      if (position === null) continue
+      events.push({
+        id: row.id as string,
+        type: row.type as Event['type'],
+        occurredAt: row.occurredAt as string,
+        data: row.data as Event['data'],
+        position,
+      })
+    }
+    return { events, end, purged }
+  }
+
+  /**
    * The events after `query.after` (none: from the oldest kept; `now`: none, and the current end as `next`).
    * Throws 410 cursor_expired when events after the position were purged, 400 invalid_query when no answer of
    * this tenant can have given it.
    */
   async page(tenantId: string, query: EventListQuery): Promise<EventPage> {
-    const after = query.after === undefined || query.after === 'now' ? '0' : query.after
-    const statement = pageStatement(query.limit + 1, query.type !== undefined)
-    const params = [tenantId, after, ...(query.type !== undefined ? [query.type] : [])]
-    const rows = await this.db.query<PageRow>(statement.name, statement.sql, params)
-    const counter = rows[0] ?? { lastSeq: '0', purgedThrough: '0' }
-    const lastSeq = BigInt(counter.lastSeq)
-    if (query.after === 'now') return { data: [], next: counter.lastSeq, hasMore: false }
+    const given = query.after === undefined || query.after === 'now' ? START : decodePosition(query.after)
+    const types = query.type === undefined ? undefined : [query.type]
+    const { events, end, purged } = await this.read(tenantId, given, query.limit + 1, types)
+    if (query.after === 'now') return { data: [], next: encodePosition(end), hasMore: false }
     if (query.after !== undefined) {
-      if (BigInt(after) > lastSeq) throw errors.unknownPosition()
-      if (BigInt(after) < BigInt(counter.purgedThrough)) throw errors.cursorExpired(this.retentionDays)
+      if (comparePositions(given, end) > 0) throw errors.unknownPosition()
+      if (comparePositions(given, purged) < 0) throw errors.cursorExpired(this.retentionDays)
     }
-    const events = rows.filter((row): row is PageRow & { position: string } => row.position !== null)
     const page = events.slice(0, query.limit)
     const hasMore = events.length > query.limit
-    // Without more, the reader is at the end of what is committed, past any events the type filter left out.
-    const next = hasMore ? (page.at(-1)?.position ?? after) : counter.lastSeq
+    // Without more, the reader is at the end of what is final, past any events the type filter left out.
+    const last = page.at(-1)
+    const next = hasMore && last ? last.position : end
     return {
-      data: page.map((row) => ({
-        id: row.id as string,
-        type: row.type as Event['type'],
-        occurredAt: row.occurredAt as string,
-        data: row.data as Event['data'],
-      })),
-      next,
+      data: page.map(({ id, type, occurredAt, data }) => ({ id, type, occurredAt, data })),
+      next: encodePosition(next),
       hasMore,
     }
   }
 
-  /** Deletes what is past the retention, batch by batch; returns how many events went. */
-  purge(): Promise<number> {
-    return purgeInBatches(this.db, 'events_purge', PURGE_SQL, [this.retentionDays])
+  /** Deletes what is past the retention, tenant by tenant; returns how many events went. */
+  async purge(): Promise<number> {
+    let total = 0
+    for await (const tenantId of tenantsInTurn(this.db)) total += await this.purgeTenant(tenantId)
+    return total
+  }
+
+  /**
+   * Deletes the tenant's events that come before its first event still within the retention (all of them when
+   * none is), batch by batch, each batch in one transaction with the record of the position it purged up to:
+   * what remains of a tenant's feed is always what follows that position.
+   */
+  async purgeTenant(tenantId: string): Promise<number> {
+    const [kept] = await this.db.query<{ xid: string; n: string }>('events_first_kept', FIRST_KEPT_SQL, [
+      tenantId,
+      this.retentionDays,
+    ])
+    let total = 0
+    for (;;) {
+      const deleted = await this.db.transaction(async (query) => {
+        const [row] = await query<{ deleted: number; xid: string | null; n: string | null }>(
+          'events_purge',
+          PURGE_SQL,
+          [tenantId, kept?.xid ?? null, kept?.n ?? null, PURGE_BATCH],
+        )
+        if (row && row.deleted > 0) await query('events_purged', PURGED_SQL, [tenantId, row.xid, row.n])
+        return row?.deleted ?? 0
+      })
+      total += deleted
+      if (deleted < PURGE_BATCH) return total
+    }
   }
 }
 

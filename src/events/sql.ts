@@ -1,44 +1,76 @@
-// The event feed's SQL. A page is read in one statement, so that the tenant's counter and its events come from one
-// snapshot: every event numbered up to the counter's committed value is visible in it (a tenant's events commit
-// in the order of their numbers, see the events migration). The contact of each event is its stored row made a
-// `contacts` record again and read with the very select list GET uses.
+// The event feed's SQL. A tenant's events are ordered by position (xid, n): the id of the transaction that
+// recorded them and their number within it (the events trigger). Transaction ids are handed out as transactions
+// begin to write, not as they commit, so a page serves only events of transactions older than every transaction
+// of this database still running (HORIZON): those have all ended, so no event can appear later before a position
+// already served. The contact of each event is its stored row made a `contacts` record again and read with the
+// very select list GET uses. Every statement names its tenant, so that a distributed PostgreSQL runs it on the
+// tenant's node, where the snapshot is taken too.
 import { selectContact } from '../contacts/sql.js'
 import { isoUtc } from '../db/iso-time.js'
 import { statementName } from '../db/statement-name.js'
 
 /**
- * Events (`events e`) as the feed and webhooks show them, select list and FROM: position, id, type, time, and the
- * contact made a `contacts` record again and read with GET's select list, as JSON.
+ * Below this transaction id, every transaction of this database has ended: the oldest one still running in it
+ * when the statement's snapshot was taken, or, with none, the first id not yet given out. Transactions of other
+ * databases of the same server do not count (their ids are shared, their events are not): a transaction the
+ * snapshot saw running that is not known to be another database's, running or prepared, counts as this one's.
+ * Read through functions rather than the pg_stat_activity view, so that a distributed PostgreSQL (Citus) runs it
+ * on the node of the tenant's shards, as part of the statement, rather than on the node that plans it.
  */
-const EVENT_ROWS = `e.seq::text AS position, e.id, e.type::text AS type,
+export const HORIZON = `COALESCE((SELECT min(x::text::bigint) FROM pg_snapshot_xip(pg_current_snapshot()) x
+    WHERE NOT EXISTS (SELECT 1 FROM pg_stat_get_activity(NULL) a
+        WHERE a.backend_xid = x::xid AND a.datid <> (SELECT m.datid FROM pg_stat_get_activity(pg_backend_pid()) m))
+      AND NOT EXISTS (SELECT 1 FROM pg_prepared_xact() p
+        WHERE p.transaction = x::xid AND p.dbid <> (SELECT m.datid FROM pg_stat_get_activity(pg_backend_pid()) m))),
+  pg_snapshot_xmax(pg_current_snapshot())::text::bigint)`
+
+/**
+ * Events (`events e`) as the feed and webhooks show them, select list and FROM: position, id, type, time, and the
+ * contact made a `contacts` record again and read with GET's select list, as JSON; an erased contact's events hold
+ * no contact, and show its id alone, with `erased: true` (ErasedContact).
+ */
+export const EVENT_ROWS = `e.xid::text AS xid, e.n::text AS n, e.id, e.type,
         ${isoUtc('e.occurred_at')} AS "occurredAt",
-        (SELECT row_to_json(x) FROM (SELECT ${selectContact('c', "COALESCE(e.tags, '{}')")}) x) AS data
+        CASE WHEN e.contact IS NULL THEN json_build_object('id', e.contact_id, 'erased', true)
+          ELSE (SELECT row_to_json(x) FROM (SELECT ${selectContact('c')}) x) END AS data
       FROM events e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c`
 
-/** Events of a tenant by their numbers (`$2`, an array), for the deliveries of a batch. */
-export const EVENTS_BY_POSITION_SQL = `SELECT ${EVENT_ROWS}
-  WHERE e.tenant_id = $1 AND e.seq = ANY($2::bigint[])`
+/**
+ * The tenant's row in event_feeds, made when it has none: an INSERT … SELECT reads its tenant from it to run on
+ * one node of a distributed PostgreSQL (the batch import's creates, a create in a tenant with erased addresses).
+ */
+export const FEED_ANCHOR_SQL = 'INSERT INTO event_feeds (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING'
 
-/** One statement per shape (with or without a type filter, a page size), named from its text. */
+/** The tenant's feed end: its last final event's position (no row without one). */
+export const END_SQL = `SELECT e.xid::text AS xid, e.n::text AS n FROM events e
+  WHERE e.tenant_id = $1 AND e.xid < ${HORIZON} ORDER BY e.xid DESC, e.n DESC LIMIT 1`
+
+/** One statement per shape (a page size, with or without a type filter), named from its text. */
 const shapes = new Map<string, { name: string; sql: string }>()
 
 /**
- * The counter (last number, purged-through number) and up to `rows` events after `$2`, oldest first: always one
- * row at least (the counter's, with null event columns when there is no event).
+ * The feed's end (the last final event's position, null without one), what the retention purged (null if
+ * nothing), and up to `rows` final events after ($2, $3), oldest first: always one row at least, with null event
+ * columns when there is no event. `filter`: the events' types, `$4`, an array.
  */
 export function pageStatement(rows: number, filtered: boolean): { name: string; sql: string } {
   const shape = `${rows}:${filtered}`
   let statement = shapes.get(shape)
   if (!statement) {
-    const sql = `SELECT k.last_seq::text AS "lastSeq", k.purged_through::text AS "purgedThrough",
-      p.position, p.id, p.type, p."occurredAt", p.data
-    FROM (SELECT COALESCE(max(last_seq), 0) AS last_seq, COALESCE(max(purged_through), 0) AS purged_through
-      FROM event_counters WHERE tenant_id = $1) k
+    const sql = `SELECT h.xid::text AS "endXid", h.n::text AS "endN",
+      f.purged_xid::text AS "purgedXid", f.purged_n::text AS "purgedN",
+      p.xid, p.n, p.id, p.type, p."occurredAt", p.data
+    FROM (SELECT ${HORIZON} AS horizon) s
+    LEFT JOIN LATERAL (SELECT e.xid, e.n FROM events e WHERE e.tenant_id = $1 AND e.xid < s.horizon
+      ORDER BY e.xid DESC, e.n DESC LIMIT 1) h ON true
+    LEFT JOIN event_feeds f ON f.tenant_id = $1
     LEFT JOIN LATERAL (
-      SELECT e.seq, ${EVENT_ROWS}
-      WHERE e.tenant_id = $1 AND e.seq > $2::bigint${filtered ? ' AND e.type = $3::event_type' : ''}
-      ORDER BY e.seq LIMIT ${rows}) p ON true
-    ORDER BY p.seq NULLS FIRST`
+      SELECT ${EVENT_ROWS}
+      WHERE e.tenant_id = $1 AND (e.xid, e.n) > ($2::bigint, $3::bigint) AND e.xid < s.horizon${
+        filtered ? ' AND e.type = ANY($4::text[]::event_type[])' : ''
+      }
+      ORDER BY e.xid, e.n LIMIT ${rows}) p ON true
+    ORDER BY p.xid::bigint NULLS FIRST, p.n::bigint`
     statement = { name: statementName('events_page', sql), sql }
     shapes.set(shape, statement)
   }
@@ -46,15 +78,27 @@ export function pageStatement(rows: number, filtered: boolean): { name: string; 
 }
 
 /**
- * Deletes events older than the retention, at most `batch` at a time, and records per tenant the highest number
- * deleted (a position before it is gone). Numbers grow with occurred_at within a tenant (both are taken under the
- * tenant's counter lock), so what remains of a tenant is always a suffix of its sequence.
+ * Where a purge of the tenant `$1` stops: the first event, in the order of positions, still within the retention
+ * (`$2` days). Every event before it is older than the retention.
+ */
+export const FIRST_KEPT_SQL = `SELECT xid::text AS xid, n::text AS n FROM events
+  WHERE tenant_id = $1 AND occurred_at >= now() - make_interval(days => $2) ORDER BY xid, n LIMIT 1`
+
+/**
+ * Deletes up to `$4` of the tenant's events before position ($2, $3) (all of them when `$2` is null), oldest
+ * first; answers how many, and the position of the last.
  */
 export const PURGE_SQL = `WITH doomed AS (
-    DELETE FROM events WHERE ctid = ANY(ARRAY(
-      SELECT ctid FROM events WHERE occurred_at < now() - make_interval(days => $1) LIMIT $2))
-    RETURNING tenant_id, seq),
-  highest AS (SELECT tenant_id, max(seq) AS seq FROM doomed GROUP BY tenant_id),
-  moved AS (UPDATE event_counters c SET purged_through = GREATEST(c.purged_through, h.seq)
-    FROM highest h WHERE c.tenant_id = h.tenant_id RETURNING 1)
-  SELECT (SELECT count(*) FROM doomed)::int AS deleted`
+    DELETE FROM events e WHERE e.tenant_id = $1 AND (e.xid, e.n) IN (
+      SELECT xid, n FROM events WHERE tenant_id = $1
+        AND ($2::bigint IS NULL OR (xid, n) < ($2::bigint, $3::bigint))
+      ORDER BY xid, n LIMIT $4)
+    RETURNING e.xid, e.n)
+  SELECT count(*)::int AS deleted, max(xid)::text AS xid,
+    (SELECT max(n) FROM doomed WHERE xid = (SELECT max(xid) FROM doomed))::text AS n
+  FROM doomed`
+
+/** Records that the tenant's events up to ($2, $3) are gone. */
+export const PURGED_SQL = `INSERT INTO event_feeds (tenant_id, purged_xid, purged_n) VALUES ($1, $2, $3)
+  ON CONFLICT (tenant_id) DO UPDATE SET purged_xid = EXCLUDED.purged_xid, purged_n = EXCLUDED.purged_n
+  WHERE (event_feeds.purged_xid, event_feeds.purged_n) < (EXCLUDED.purged_xid, EXCLUDED.purged_n)`

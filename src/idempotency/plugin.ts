@@ -11,10 +11,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { tenantOf } from '../auth/authorization.js'
 import type { Query } from '../db/database.js'
-import { schedulePurge } from '../db/housekeeping.js'
+import { purgeEachTenant, schedulePurge } from '../db/housekeeping.js'
 import { errors } from '../errors/catalogue.js'
 import { isRepeated } from '../http-headers.js'
-import { idempotencyKeys, type StoredAnswer } from './repository.js'
+import { idempotencyKeys, PURGE_SQL, type StoredAnswer } from './repository.js'
 
 export interface Answer extends StoredAnswer {
   /** True when the answer is a stored one, given again. */
@@ -102,7 +102,7 @@ export async function answerOnce(
 export default fp(
   async function idempotency(fastify) {
     const db = fastify.db
-    schedulePurge(fastify, 'idempotency keys', () => idempotencyKeys.purge(db.query))
+    schedulePurge(fastify, 'idempotency keys', () => purgeEachTenant(db, 'idempotency_purge', PURGE_SQL, []))
 
     fastify.decorate('idempotency', {
       once: (tenantId, key, request, execute, maxAnswerBytes) =>

@@ -35,8 +35,13 @@ const FIND_SQL = `SELECT request_hash AS "requestHash", status, headers, body FR
 const STORE_SQL = `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status, headers, body)
   VALUES ($1, $2, $3, $4, $5, $6)
   ON CONFLICT (tenant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status,
-    headers = EXCLUDED.headers, body = EXCLUDED.body, created_at = now()`
-const PURGE_SQL = `DELETE FROM idempotency_keys WHERE created_at < now() - interval '${RETENTION}'`
+    headers = EXCLUDED.headers, body = EXCLUDED.body, created_at = EXCLUDED.created_at`
+/** One tenant's expired keys ($1), at most $2 of them. */
+export const PURGE_SQL = `WITH doomed AS (
+    DELETE FROM idempotency_keys WHERE tenant_id = $1 AND key IN (
+      SELECT key FROM idempotency_keys WHERE tenant_id = $1 AND created_at < now() - interval '${RETENTION}' LIMIT $2)
+    RETURNING 1)
+  SELECT count(*)::int AS deleted FROM doomed`
 
 /** Statements on a transaction's `query` (src/db/database.ts, Database.transaction). */
 export const idempotencyKeys = {
@@ -72,9 +77,5 @@ export const idempotencyKeys = {
     if (size > maxBytes) throw new Error(`an answer of ${size} bytes is too large to keep`)
     const params = [tenantId, key, requestHash, answer.status, headers, answer.body]
     await query('idempotency_store', STORE_SQL, params)
-  },
-
-  async purge(query: Query): Promise<void> {
-    await query('idempotency_purge', PURGE_SQL, [])
   },
 }

@@ -4,6 +4,14 @@ import { batchSchemas } from '../contacts/batch/model.js'
 import { contactSchemas } from '../contacts/model.js'
 import { errorSchemas } from '../errors/schemas.js'
 import { eventSchemas } from '../events/model.js'
+import { privacySchemas } from '../privacy/model.js'
 import { webhookSchemas } from '../webhooks/model.js'
 
-export const sharedSchemas = [...contactSchemas, ...batchSchemas, ...eventSchemas, ...webhookSchemas, ...errorSchemas]
+export const sharedSchemas = [
+  ...contactSchemas,
+  ...batchSchemas,
+  ...eventSchemas,
+  ...webhookSchemas,
+  ...privacySchemas,
+  ...errorSchemas,
+]

@@ -97,8 +97,9 @@ const STATUSES: Record<ErrorStatus, StatusSpec> = {
   408: { description: 'La richiesta non è arrivata per intero in tempo', counted: false },
   409: {
     description:
-      'In conflitto con lo stato attuale: una risorsa uguale esiste già (`conflict`, con `error.existing`), oppure ' +
-      'una richiesta con la stessa Idempotency-Key è ancora in corso',
+      'In conflitto con lo stato attuale: una risorsa uguale esiste già (`conflict`, con `error.existing`), l’email ' +
+      'è di un contatto cancellato su richiesta dell’interessato (`contact_erased`), oppure una richiesta con la ' +
+      'stessa Idempotency-Key è ancora in corso',
     counted: true,
   },
   410: { description: 'La posizione indicata è più vecchia degli eventi conservati', counted: true },
@@ -113,7 +114,8 @@ const STATUSES: Record<ErrorStatus, StatusSpec> = {
   503: {
     description:
       'Servizio temporaneamente non disponibile (database irraggiungibile, arresto in corso, o troppe importazioni ' +
-      'in blocco in corso): riprovare',
+      'in blocco in corso): riprovare; oppure servizio senza la chiave dei suoi segreti, che servono a webhook e ' +
+      'cancellazioni',
     counted: false,
   },
 }

@@ -22,8 +22,11 @@ export const PHONE = '^\\+?(?:[ ().-]*[0-9]){3}[0-9 ().-]*$'
 /** An Idempotency-Key: 1 to 255 printable ASCII characters, not starting or ending with a space. */
 export const IDEMPOTENCY_KEY = '^[\\x21-\\x7E](?:[\\x20-\\x7E]{0,253}[\\x21-\\x7E])?$'
 
-/** An events position as clients send it back: `now`, or a number of at most 18 digits without leading zeros. */
-export const POSITION = '^(now|0|[1-9][0-9]{0,17})$'
+/**
+ * An events position as clients send it back: `now`, or a number of at most 30 digits without leading zeros (a
+ * transaction id of up to 20 digits and 10 for the event's number within it: src/events/position.ts).
+ */
+export const POSITION = '^(now|0|[1-9][0-9]{0,29})$'
 
 /** An atom of an address's local part (RFC 5322's atext). */
 const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"

@@ -1,34 +1,67 @@
-// Delivers events to webhooks, in every instance that has WEBHOOKS_ENABLED (the default). What is to be
-// delivered is in PostgreSQL, written with the change (the events trigger), so nothing is lost when a server dies:
-// a delivery is taken with a lease, and one whose server died is taken again once its lease ends (at least once).
-// Each webhook's deliveries are taken by one instance at a time, a batch at a time, so a slow or dead endpoint
-// holds back only its own. Each attempt is a POST of the event, signed as Standard Webhooks says, and recorded;
-// a failed one is due again after the next wait of WEBHOOKS_RETRY_SCHEDULE, then given up.
+// Delivers events to webhooks, in every instance that has WEBHOOKS_ENABLED (the default). Each webhook follows its
+// tenant's event feed from a position of its own (webhook_cursors), so a change costs its transaction nothing but
+// its event: what is to be delivered is the feed itself, as durable as the change. A round takes one webhook with
+// a lease, posts the events after its position (and its retries due), PER_ROUND at most and CONCURRENCY at a time,
+// then records the attempts, the retries and the new position in one transaction, under the lease: a round whose
+// server died is done again by another once its lease ends (at least once). One instance delivers to a webhook at
+// a time, so a slow or dead endpoint holds back only its own events. Each attempt is a POST of the event, signed as
+// Standard Webhooks says; a failed one is due again after the next wait of WEBHOOKS_RETRY_SCHEDULE, then given up.
+import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { Webhook as Signer } from 'standardwebhooks'
 import type { Database } from '../db/database.js'
 import type { Event } from '../events/model.js'
-import { EVENTS_BY_POSITION_SQL } from '../events/sql.js'
 import type { SecretBox } from './secrets.js'
-import { CLAIM_SQL, GIVE_BACK_SQL, RECORD_SQL, TARGETS_SQL } from './sql.js'
+import {
+  ADVANCE_SQL,
+  ATTEMPTS_SQL,
+  DIRECTORY_SQL,
+  LEASE_SQL,
+  LOOK_SQL,
+  RELEASE_SQL,
+  RETRIES_DONE_SQL,
+  RETRY_SQL,
+} from './sql.js'
 import type { Send, Sent } from './transport.js'
-
-interface Claim {
-  tenantId: string
-  webhookId: string
-  eventSeq: string
-  eventId: string
-  attempt: number
-}
 
 interface Target {
   tenantId: string
   id: string
   url: string
+  events: Event['type'][]
   secret: Buffer
 }
 
-type EventRow = Event & { position: string }
+interface LookRow {
+  cursorXid: string
+  cursorN: string
+  leased: boolean
+  retry: boolean | null
+  retryEventId: string | null
+  attempts: number | null
+  xid: string | null
+  n: string | null
+  id: string | null
+  type: Event['type'] | null
+  occurredAt: string | null
+  data: Event['data'] | null
+}
+
+/** One event to post in a round: a new one (its first attempt) or a retry. */
+interface Task {
+  eventId: string
+  /** This attempt's number, from 1. */
+  attempt: number
+  retry: boolean
+  event: Event | null
+}
+
+interface Outcome {
+  task: Task
+  sent: Sent
+  at: Date
+  durationMs: number
+}
 
 export interface DelivererOptions {
   db: Database
@@ -40,23 +73,23 @@ export interface DelivererOptions {
   retrySchedule: readonly number[]
 }
 
-/** Deliveries taken per webhook at a time, and how many of them are in flight at once. */
-const PER_WEBHOOK = 32
+/** New events and retries taken per round, and how many of them are in flight at once. */
+const PER_ROUND = 32
 const CONCURRENCY = 8
-/** How often to look for due deliveries when there was nothing to do. */
-const POLL_MS = 100
+/** Webhooks in a round at once on this instance. */
+const ROUNDS_AT_ONCE = 64
+/** How often the schedule is looked at. */
+const TICK_MS = 25
+/** How long a webhook with nothing to do waits before it is looked at again, at most; wakes start it over. */
+const IDLE_MS = 1000
+/** The first wait after a webhook was woken or had work: it doubles up to IDLE_MS. */
+const BRISK_MS = 20
+/** How often the list of webhooks is read again. */
+const DIRECTORY_MS = 5000
 /** How long an instance whose key does not open a secret stays away from deliveries. */
 const PAUSE_MS = 60_000
 
-const groupBy = <T>(items: readonly T[], key: (item: T) => string) => {
-  const groups = new Map<string, T[]>()
-  for (const item of items) {
-    const group = groups.get(key(item))
-    if (group) group.push(item)
-    else groups.set(key(item), [item])
-  }
-  return groups
-}
+const keyOf = (tenantId: string, webhookId: string) => `${tenantId}/${webhookId}`
 
 export class Deliverer {
   private timer: NodeJS.Timeout | undefined
@@ -66,11 +99,19 @@ export class Deliverer {
   /** Until when this instance takes no deliveries (its key did not open a secret). */
   private pausedUntil = 0
   private readonly abort = new AbortController()
-  /** Long enough for a whole batch of attempts that all time out, with room to record them. */
+  /** Long enough for a whole round of attempts that all time out, with room to record them. */
   private readonly leaseSeconds: number
+  private directory = new Map<string, Target>()
+  /** The directory's keys by tenant, for wake-ups. */
+  private byTenant = new Map<string, string[]>()
+  private directoryReadAt = 0
+  /** Per webhook: when to look at it next, and the wait after that. */
+  private readonly schedule = new Map<string, { at: number; wait: number }>()
+  /** Webhooks in a round on this instance. */
+  private readonly busy = new Set<string>()
 
   constructor(private readonly options: DelivererOptions) {
-    const rounds = Math.ceil(PER_WEBHOOK / CONCURRENCY)
+    const rounds = Math.ceil(PER_ROUND / CONCURRENCY)
     this.leaseSeconds = (rounds * options.timeoutMs + Math.max(1000, options.timeoutMs)) / 1000
   }
 
@@ -78,12 +119,17 @@ export class Deliverer {
     this.next(0)
   }
 
-  /** Stops taking deliveries; attempts in flight are abandoned unrecorded and retried after their lease. */
+  /** Stops taking deliveries; attempts in flight are abandoned unrecorded and made again after their lease. */
   async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
     this.abort.abort()
     await Promise.allSettled([...this.inFlight])
+  }
+
+  /** A change of the tenant was committed here: its webhooks are looked at now rather than at their next turn. */
+  wake(tenantId: string): void {
+    for (const key of this.byTenant.get(tenantId) ?? []) this.schedule.set(key, { at: 0, wait: BRISK_MS })
   }
 
   private next(ms: number): void {
@@ -94,140 +140,199 @@ export class Deliverer {
   }
 
   private async tick(): Promise<void> {
-    let claims: Claim[] = []
-    if (Date.now() < this.pausedUntil) return this.next(POLL_MS)
     try {
-      claims = await this.options.db.query<Claim>('deliveries_claim', CLAIM_SQL, [PER_WEBHOOK, this.leaseSeconds])
+      if (Date.now() >= this.pausedUntil) await this.startRounds()
+    } finally {
+      this.next(TICK_MS)
+    }
+  }
+
+  private async startRounds(): Promise<void> {
+    if (Date.now() - this.directoryReadAt >= DIRECTORY_MS) await this.readDirectory()
+    const now = Date.now()
+    for (const [key, target] of this.directory) {
+      if (this.busy.size >= ROUNDS_AT_ONCE) return
+      const turn = this.schedule.get(key) ?? { at: 0, wait: BRISK_MS }
+      if (this.busy.has(key) || turn.at > now) continue
+      this.busy.add(key)
+      const round = this.round(target, turn.wait).finally(() => {
+        this.busy.delete(key)
+        this.inFlight.delete(round)
+        // A webhook whose round did something may have more to do at once.
+        if (this.schedule.get(key)?.at === 0) this.next(0)
+      })
+      this.inFlight.add(round)
+    }
+  }
+
+  private async readDirectory(): Promise<void> {
+    try {
+      const rows = await this.options.db.query<Target>('webhooks_directory', DIRECTORY_SQL, [])
+      this.directory = new Map(rows.map((row) => [keyOf(row.tenantId, row.id), row]))
+      this.byTenant = new Map()
+      for (const [key, { tenantId }] of this.directory)
+        this.byTenant.set(tenantId, [...(this.byTenant.get(tenantId) ?? []), key])
+      for (const key of this.schedule.keys()) if (!this.directory.has(key)) this.schedule.delete(key)
+      this.directoryReadAt = Date.now()
       if (this.failing) this.options.log.info('webhook deliveries: the database answers again')
       this.failing = false
     } catch (error) {
-      if (!this.failing) this.options.log.warn({ err: error }, 'webhook deliveries: cannot take due deliveries')
+      if (!this.failing) this.options.log.warn({ err: error }, 'webhook deliveries: cannot read the webhooks')
       this.failing = true
+      this.directoryReadAt = Date.now()
     }
-    if (claims.length > 0) {
-      const batch = this.deliverAll(claims).finally(() => {
-        this.inFlight.delete(batch)
-        // A webhook whose batch is done may have more due at once.
-        this.next(0)
-      })
-      this.inFlight.add(batch)
-    }
-    this.next(POLL_MS)
   }
 
-  private async deliverAll(claims: Claim[]): Promise<void> {
+  /** Looks at one webhook; if it has something to do and no other instance holds it, does it. */
+  private async round(target: Target, wait: number): Promise<void> {
+    const key = keyOf(target.tenantId, target.id)
+    let busy = false
     try {
-      const targets = await this.targets(claims)
-      const events = await this.events(claims)
-      const byWebhook = groupBy(claims, (claim) => `${claim.tenantId}/${claim.webhookId}`)
-      await Promise.all([...byWebhook.values()].map((group) => this.deliverGroup(group, targets, events)))
+      busy = await this.deliverRound(target)
     } catch (error) {
-      // The database failed mid-batch: the leases run out and the deliveries are taken again.
-      this.options.log.warn({ err: error }, 'webhook deliveries: a batch failed; it is taken again after its lease')
+      // The database failed mid-round: the lease runs out and the round is done again.
+      this.options.log.warn({ err: error, webhookId: target.id }, 'webhook deliveries: a round failed')
     }
-  }
-
-  private async targets(claims: Claim[]): Promise<Map<string, Target>> {
-    const rows = await this.options.db.query<Target>('deliveries_targets', TARGETS_SQL, [
-      claims.map((claim) => claim.tenantId),
-      claims.map((claim) => claim.webhookId),
-    ])
-    return new Map(rows.map((row) => [`${row.tenantId}/${row.id}`, row]))
-  }
-
-  private async events(claims: Claim[]): Promise<Map<string, EventRow>> {
-    const found = new Map<string, EventRow>()
-    for (const [tenantId, ofTenant] of groupBy(claims, (claim) => claim.tenantId)) {
-      const rows = await this.options.db.query<EventRow>('deliveries_events', EVENTS_BY_POSITION_SQL, [
-        tenantId,
-        [...new Set(ofTenant.map((claim) => claim.eventSeq))],
-      ])
-      for (const row of rows) found.set(`${tenantId}/${row.position}`, row)
-    }
-    return found
-  }
-
-  /** One webhook's batch, CONCURRENCY at a time, in the order of its events. */
-  private async deliverGroup(group: Claim[], targets: Map<string, Target>, events: Map<string, EventRow>) {
-    const queue = [...group]
-    const worker = async () => {
-      for (let claim = queue.shift(); claim !== undefined && !this.stopped; claim = queue.shift()) {
-        const target = targets.get(`${claim.tenantId}/${claim.webhookId}`)
-        // Deleted meanwhile: its deliveries went with it.
-        if (target === undefined) continue
-        await this.attempt(claim, target, events.get(`${claim.tenantId}/${claim.eventSeq}`))
-      }
-    }
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, group.length) }, worker))
-  }
-
-  private async attempt(claim: Claim, target: Target, event: EventRow | undefined): Promise<void> {
-    const at = new Date()
-    const started = performance.now()
-    let sent: Sent
-    if (event === undefined) sent = { status: null, error: 'event no longer kept (EVENTS_RETENTION_DAYS)' }
-    else {
-      const prepared = this.prepare(target, event, at)
-      if (prepared === null) return this.giveBack(claim)
-      sent = await this.post(target.url, prepared)
-    }
-    if (this.stopped) return
-    const durationMs = Math.round(performance.now() - started)
-    const retry = event !== undefined && sent.error !== null && claim.attempt <= this.options.retrySchedule.length
-    const state = sent.error === null ? 'delivered' : retry ? 'pending' : 'failed'
-    const delay = retry ? (this.options.retrySchedule[claim.attempt - 1] ?? null) : null
-    await this.options.db.query('deliveries_record', RECORD_SQL, [
-      claim.tenantId,
-      claim.webhookId,
-      claim.eventSeq,
-      claim.attempt,
-      state,
-      delay,
-      sent.status,
-      sent.error,
-      durationMs,
-      at,
-    ])
-  }
-
-  /**
-   * This instance cannot open the webhook's secret: its WEBHOOKS_SECRET_KEY is not the one the secret was sealed
-   * with. The delivery goes back uncounted, for an instance with the right key, and this one pauses its deliveries.
-   */
-  private async giveBack(claim: Claim): Promise<void> {
-    this.pausedUntil = Date.now() + PAUSE_MS
-    this.options.log.error(
-      { webhookId: claim.webhookId },
-      "webhook deliveries: WEBHOOKS_SECRET_KEY does not open this webhook's secret; this instance pauses its deliveries",
+    // More may be due at once after a round that did something; otherwise the webhook waits longer each time.
+    this.schedule.set(
+      key,
+      busy ? { at: 0, wait: BRISK_MS } : { at: Date.now() + wait, wait: Math.min(wait * 2, IDLE_MS) },
     )
-    await this.options.db.query('deliveries_give_back', GIVE_BACK_SQL, [
-      claim.tenantId,
-      claim.webhookId,
-      claim.eventSeq,
-      claim.attempt,
-    ])
   }
 
-  /** The signed request of an event (the same body and webhook-id on every attempt); null if the secret is sealed with another key. */
-  private prepare(target: Target, event: EventRow, at: Date): { body: string; headers: Record<string, string> } | null {
-    const body = JSON.stringify({ id: event.id, type: event.type, occurredAt: event.occurredAt, data: event.data })
+  /** True when the round delivered something (more may be waiting). */
+  private async deliverRound(target: Target): Promise<boolean> {
+    const db = this.options.db
+    const ids = [target.tenantId, target.id]
+    const rows = await db.query<LookRow>('deliveries_look', LOOK_SQL, [...ids, target.events, PER_ROUND, PER_ROUND])
+    const head = rows[0]
+    if (head === undefined || head.leased) return false
+    const tasks = rows.flatMap((row): Task[] => (row.retry === null ? [] : [taskOf(row)]))
+    if (tasks.length === 0) return false
+    const leaseId = randomUUID()
+    const leased = await db.query('deliveries_lease', LEASE_SQL, [
+      ...ids,
+      head.cursorXid,
+      head.cursorN,
+      this.leaseSeconds,
+      leaseId,
+    ])
+    if (leased.length === 0) return false
+    const outcomes = await this.post(target, tasks)
+    if (this.stopped) return false
+    if (outcomes === null) {
+      // Given back untouched, for an instance whose key opens the secret.
+      await db.query('deliveries_release', RELEASE_SQL, [...ids, leaseId])
+      return false
+    }
+    // The position moves past the new events handed over (the last of them, in the order of positions).
+    const newest = rows.filter((row) => row.retry === false).at(-1)
+    await this.record(target, leaseId, outcomes, newest ?? { xid: head.cursorXid, n: head.cursorN })
+    return true
+  }
+
+  /** Posts the round's events, CONCURRENCY at a time; null if this instance cannot sign them (wrong key). */
+  private async post(target: Target, tasks: Task[]): Promise<Outcome[] | null> {
     let secret: string
     try {
       secret = this.options.box.open(target.secret)
     } catch {
+      // This instance's WEBHOOKS_SECRET_KEY is not the one the secret was sealed with: it gives the round back to
+      // an instance with the right key and pauses its deliveries.
+      this.pausedUntil = Date.now() + PAUSE_MS
+      this.options.log.error(
+        { webhookId: target.id },
+        "webhook deliveries: WEBHOOKS_SECRET_KEY does not open this webhook's secret; this instance pauses its deliveries",
+      )
       return null
     }
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'rubrica-webhooks/1',
-      'webhook-id': event.id,
-      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': new Signer(secret).sign(event.id, at, body),
+    const signer = new Signer(secret)
+    const outcomes: Outcome[] = []
+    const queue = [...tasks]
+    const worker = async () => {
+      for (let task = queue.shift(); task !== undefined && !this.stopped; task = queue.shift()) {
+        outcomes.push(await this.attempt(target, signer, task))
+      }
     }
-    return { body, headers }
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, tasks.length) }, worker))
+    return outcomes
   }
 
-  private post(url: string, request: { body: string; headers: Record<string, string> }): Promise<Sent> {
-    return this.options.send(url, request.body, request.headers, this.options.timeoutMs, this.abort.signal)
+  private async attempt(target: Target, signer: Signer, task: Task): Promise<Outcome> {
+    const at = new Date()
+    const started = performance.now()
+    let sent: Sent
+    if (task.event === null) sent = { status: null, error: 'event no longer kept (EVENTS_RETENTION_DAYS)' }
+    else {
+      const { id, type, occurredAt, data } = task.event
+      const body = JSON.stringify({ id, type, occurredAt, data })
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'rubrica-webhooks/1',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signer.sign(id, at, body),
+      }
+      sent = await this.options.send(target.url, body, headers, this.options.timeoutMs, this.abort.signal)
+    }
+    return { task, sent, at, durationMs: Math.round(performance.now() - started) }
   }
+
+  /** The round's attempts, retries and new position, in one transaction, if the lease is still this instance's. */
+  private async record(
+    target: Target,
+    leaseId: string,
+    outcomes: Outcome[],
+    position: { xid: string | null; n: string | null },
+  ): Promise<void> {
+    const schedule = this.options.retrySchedule
+    const ids = [target.tenantId, target.id]
+    const retries: { eventId: string; attempts: number; delay: number }[] = []
+    const over: string[] = []
+    const attempts = outcomes.map(({ task, sent, at, durationMs }) => {
+      const retry = task.event !== null && sent.error !== null && task.attempt <= schedule.length
+      const outcome = sent.error === null ? 'delivered' : retry ? 'retried' : 'given_up'
+      if (retry) retries.push({ eventId: task.eventId, attempts: task.attempt, delay: schedule[task.attempt - 1] ?? 0 })
+      else if (task.retry) over.push(task.eventId)
+      return { task, sent, at, durationMs, outcome }
+    })
+    await this.options.db.transaction(async (query) => {
+      const moved = await query('deliveries_advance', ADVANCE_SQL, [...ids, position.xid, position.n, leaseId])
+      // The lease ran out and another instance took the webhook: it does this round again, and records it.
+      if (moved.length === 0) throw new Error('the lease ran out before the round was recorded')
+      await query('deliveries_attempts', ATTEMPTS_SQL, [
+        ...ids,
+        attempts.map(({ task }) => task.eventId),
+        attempts.map(({ task }) => task.attempt),
+        attempts.map(({ sent }) => sent.status),
+        attempts.map(({ sent }) => sent.error),
+        attempts.map(({ durationMs }) => durationMs),
+        attempts.map(({ outcome }) => outcome),
+        attempts.map(({ at }) => at.toISOString()),
+      ])
+      if (retries.length > 0) {
+        await query('deliveries_retry', RETRY_SQL, [
+          ...ids,
+          retries.map(({ eventId }) => eventId),
+          retries.map(({ attempts }) => attempts),
+          retries.map(({ delay }) => delay),
+        ])
+      }
+      if (over.length > 0) await query('deliveries_retries_done', RETRIES_DONE_SQL, [...ids, over])
+    })
+  }
+}
+
+function taskOf(row: LookRow): Task {
+  const event =
+    row.id === null
+      ? null
+      : {
+          id: row.id,
+          type: row.type as Event['type'],
+          occurredAt: row.occurredAt as string,
+          data: row.data as Event['data'],
+        }
+  const eventId = row.retry ? (row.retryEventId as string) : (row.id as string)
+  return { eventId, attempt: (row.attempts ?? 0) + 1, retry: row.retry === true, event }
 }

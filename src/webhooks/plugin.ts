@@ -1,12 +1,12 @@
-// Webhooks on the app: the signing secrets' key, the repository the routes use, and the deliverer of this instance
-// (unless WEBHOOKS_ENABLED=false). Without a key (WEBHOOKS_SECRET_KEY on PostgreSQL) webhooks cannot be created,
-// and the start says so once.
+// Webhooks on the app: the box of signing secrets, the repository the routes use, and the deliverer of this
+// instance (unless WEBHOOKS_ENABLED=false). Without the instance's secrets key (WEBHOOKS_SECRET_KEY on PostgreSQL)
+// webhooks cannot be created (src/config/secret-key.ts says so at start).
 import type { LookupFunction } from 'node:net'
 import fp from 'fastify-plugin'
 import { schedulePurge } from '../db/housekeeping.js'
 import { Deliverer } from './deliverer.js'
 import { WebhookRepository } from './repository.js'
-import { SecretBox, secretKey } from './secrets.js'
+import { SecretBox } from './secrets.js'
 import { httpTransport } from './transport.js'
 import { type Resolve, systemResolve } from './urls.js'
 
@@ -28,15 +28,12 @@ declare module 'fastify' {
 export default fp<WebhookPluginOptions>(
   async function webhooks(fastify, options) {
     const config = fastify.config
-    const key = await secretKey(config.WEBHOOKS_SECRET_KEY, fastify.db.dataDir)
-    if (key === null) {
-      fastify.log.warn('WEBHOOKS_SECRET_KEY is not set: webhooks cannot be created, nor delivered by this instance')
-    }
+    const key = fastify.secretKey
     const box = key === null ? null : new SecretBox(key)
     const repository = new WebhookRepository(fastify.db, box)
     fastify.decorate('webhooks', repository)
-    // Finished deliveries are kept as long as events, then purged with them (every instance; a race is harmless).
-    schedulePurge(fastify, 'old deliveries', () => repository.purge(config.EVENTS_RETENTION_DAYS))
+    // The deliveries log is kept as long as events, then purged with them (every instance; a race is harmless).
+    schedulePurge(fastify, 'old delivery attempts', () => repository.purge(config.EVENTS_RETENTION_DAYS))
     fastify.decorate('resolveWebhookHost', options.resolve ?? systemResolve)
     const transport = httpTransport({ allowInsecure: config.WEBHOOKS_ALLOW_INSECURE, lookup: options.lookup })
     if (config.WEBHOOKS_ENABLED && box !== null) {
@@ -48,10 +45,15 @@ export default fp<WebhookPluginOptions>(
         timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
         retrySchedule: config.WEBHOOKS_RETRY_SCHEDULE.split(',').map(Number),
       })
+      // A change this instance committed wakes the tenant's webhooks (others find it at their next look).
+      fastify.addHook('onResponse', (request, reply, done) => {
+        if (request.auth && request.method !== 'GET' && reply.statusCode < 300) deliverer.wake(request.auth.tenantId)
+        done()
+      })
       fastify.addHook('onReady', async () => deliverer.start())
       fastify.addHook('preClose', async () => deliverer.stop())
     }
     fastify.addHook('onClose', async () => transport.close())
   },
-  { name: 'webhooks', dependencies: ['database'] },
+  { name: 'webhooks', dependencies: ['database', 'secret-key'] },
 )

@@ -1,12 +1,23 @@
 // Webhooks of a tenant: registered, listed, read, deleted, and their deliveries log; every statement filters by
 // the tenant. A webhook's secret is made here and returned once, sealed before it is stored.
 import type { Database } from '../db/database.js'
-import { purgeInBatches } from '../db/housekeeping.js'
+import { purgeEachTenant } from '../db/housekeeping.js'
 import { EVENT_TYPES } from '../events/model.js'
+import { END_SQL } from '../events/sql.js'
 import type { Delivery, Webhook, WebhookCreate, WebhookCreated } from './model.js'
 import { WEBHOOK_LIMITS } from './model.js'
 import { newSecret, type SecretBox } from './secrets.js'
-import { CREATE_SQL, DELETE_SQL, DELIVERIES_SQL, GET_SQL, LIST_SQL, LOCK_TENANT_SQL, PURGE_SQL } from './sql.js'
+import {
+  COUNT_SQL,
+  CREATE_SQL,
+  CURSOR_SQL,
+  DELETE_SQL,
+  DELIVERIES_SQL,
+  GET_SQL,
+  LIST_SQL,
+  LOCK_TENANT_SQL,
+  PURGE_SQL,
+} from './sql.js'
 
 export type CreateWebhookResult = { kind: 'created'; webhook: WebhookCreated } | { kind: 'too_many' }
 
@@ -24,8 +35,16 @@ export class WebhookRepository {
     const sealed = this.box.seal(secret)
     const [row] = await this.db.transaction(async (query) => {
       await query('webhooks_lock_tenant', LOCK_TENANT_SQL, [tenantId])
-      const params = [tenantId, input.url, events, input.description ?? null, sealed, WEBHOOK_LIMITS.perTenant]
-      return query<Webhook>('webhooks_create', CREATE_SQL, params)
+      const [held] = await query<{ count: number }>('webhooks_count', COUNT_SQL, [tenantId])
+      if ((held?.count ?? 0) >= WEBHOOK_LIMITS.perTenant) return []
+      const params = [tenantId, input.url, events, input.description ?? null, sealed]
+      const created = await query<Webhook>('webhooks_create', CREATE_SQL, params)
+      // It takes the events that follow the feed's end as it is now.
+      const [end] = await query<{ xid: string; n: string }>('events_end', END_SQL, [tenantId])
+      for (const webhook of created) {
+        await query('webhooks_cursor', CURSOR_SQL, [tenantId, webhook.id, end?.xid ?? '0', end?.n ?? '0'])
+      }
+      return created
     })
     return row ? { kind: 'created', webhook: { ...row, secret } } : { kind: 'too_many' }
   }
@@ -39,7 +58,7 @@ export class WebhookRepository {
     return row ?? null
   }
 
-  /** Deletes it with its pending deliveries (they stop at once) and its log; false when there was none. */
+  /** Deletes it with its position, its retries (deliveries stop at once) and its log; false when there was none. */
   async remove(tenantId: string, id: string): Promise<boolean> {
     return (await this.db.query('webhooks_delete', DELETE_SQL, [tenantId, id])).length > 0
   }
@@ -49,8 +68,8 @@ export class WebhookRepository {
     return this.db.query<Delivery>('webhooks_deliveries', DELIVERIES_SQL, [tenantId, id])
   }
 
-  /** Deletes finished deliveries (and their attempts) older than `days`, batch by batch; returns how many went. */
+  /** Deletes the attempts logged more than `days` ago, tenant by tenant; returns how many went. */
   purge(days: number): Promise<number> {
-    return purgeInBatches(this.db, 'deliveries_purge', PURGE_SQL, [days])
+    return purgeEachTenant(this.db, 'delivery_attempts_purge', PURGE_SQL, [days])
   }
 }

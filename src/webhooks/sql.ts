@@ -1,82 +1,111 @@
-// The SQL of webhooks: their management (always by tenant), the deliveries log, and the queue the deliverer
-// works from (src/webhooks/deliverer.ts). Deliveries are written by the events trigger, with the change.
-import { isoUtc } from '../db/iso-time.js'
+// The SQL of webhooks: their management (always by tenant), the deliveries log, and what the deliverer works from
+// (src/webhooks/deliverer.ts): each webhook follows its tenant's event feed from a position of its own, and an
+// event it failed to take waits in delivery_retries. Every statement on a tenant's rows names the tenant.
+import { isoUtc, isoUtcReturned } from '../db/iso-time.js'
+import { EVENT_ROWS, HORIZON } from '../events/sql.js'
 
-/** A Webhook, as the API shows it (never its secret). */
-const WEBHOOK = `w.id, w.url, w.events::text[] AS events, w.description,
-  ${isoUtc('w.created_at')} AS "createdAt"`
+/** A Webhook, as the API shows it (never its secret), its timestamp formatted by `timestamp`. */
+const webhookColumns = (timestamp: (expression: string) => string) => `w.id, w.url, w.events::text[] AS events,
+  w.description, ${timestamp('w.created_at')} AS "createdAt"`
+const WEBHOOK = webhookColumns(isoUtc)
 
 /** Taken before counting a tenant's webhooks, so that concurrent creates cannot pass the limit together. */
 export const LOCK_TENANT_SQL = 'SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE'
+export const COUNT_SQL = 'SELECT count(*)::int AS count FROM webhooks WHERE tenant_id = $1'
 export const CREATE_SQL = `INSERT INTO webhooks AS w (tenant_id, id, url, events, description, secret)
-  SELECT $1, gen_random_uuid(), $2, $3::text[]::event_type[], $4, $5
-  WHERE (SELECT count(*) FROM webhooks WHERE tenant_id = $1) < $6
-  RETURNING ${WEBHOOK}`
+  VALUES ($1, gen_random_uuid(), $2, $3::text[]::event_type[], $4, $5)
+  RETURNING ${webhookColumns(isoUtcReturned)}`
+/** A new webhook's place in the feed: it takes the events that follow ($3, $4). */
+export const CURSOR_SQL = `INSERT INTO webhook_cursors (tenant_id, webhook_id, xid, n)
+  VALUES ($1, $2, $3::bigint, $4::bigint)`
 export const LIST_SQL = `SELECT ${WEBHOOK} FROM webhooks w WHERE w.tenant_id = $1 ORDER BY w.created_at, w.id`
 export const GET_SQL = `SELECT ${WEBHOOK} FROM webhooks w WHERE w.tenant_id = $1 AND w.id = $2`
 export const DELETE_SQL = 'DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2 RETURNING id'
 
 /** The last 100 attempts of a webhook, newest first. */
 export const DELIVERIES_SQL = `SELECT a.event_id AS "eventId", a.attempt, a.status, a.error, a.duration_ms AS "durationMs",
-    ${isoUtc('a.at')} AS at,
-    CASE WHEN a.error IS NULL THEN 'delivered'
-      WHEN d.state = 'failed' AND a.attempt = d.attempts THEN 'given_up' ELSE 'retried' END AS outcome
-  FROM delivery_attempts a JOIN deliveries d
-    ON d.tenant_id = a.tenant_id AND d.webhook_id = a.webhook_id AND d.event_seq = a.event_seq
+    ${isoUtc('a.at')} AS at, a.outcome::text AS outcome
+  FROM delivery_attempts a
   WHERE a.tenant_id = $1 AND a.webhook_id = $2
-  ORDER BY a.at DESC, a.event_seq DESC, a.attempt DESC LIMIT 100`
+  ORDER BY a.at DESC, a.event_id DESC, a.attempt DESC LIMIT 100`
 
 /**
- * Takes due deliveries for this instance: at most `$1` per webhook, of webhooks no instance is delivering to
- * right now (looked at among the 2,000 due the longest, so that a claim costs the same whatever the backlog), each leased until `$2` seconds from now and its attempt counted. The conditions are checked again
- * on each row once it is locked (SKIP LOCKED passes over rows another instance holds), so two instances never
- * take the same attempt.
+ * Every tenant's webhooks, where each deliverer starts from: the one statement that reads across tenants, on a
+ * table that a distributed PostgreSQL keeps whole on every node (a reference table).
  */
-export const CLAIM_SQL = `WITH busy AS (
-    SELECT DISTINCT tenant_id, webhook_id FROM deliveries
-    WHERE state = 'pending' AND leased_until IS NOT NULL AND leased_until >= now()),
-  oldest AS (
-    SELECT d.tenant_id, d.webhook_id, d.event_seq FROM deliveries d
-    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
-      AND (d.leased_until IS NULL OR d.leased_until < now())
-      AND NOT EXISTS (SELECT 1 FROM busy WHERE busy.tenant_id = d.tenant_id AND busy.webhook_id = d.webhook_id)
-    ORDER BY d.next_attempt_at LIMIT 2000),
-  due AS (
-    SELECT o.*, row_number() OVER (PARTITION BY o.tenant_id, o.webhook_id ORDER BY o.event_seq) AS k FROM oldest o),
-  taken AS (
-    SELECT d.tenant_id, d.webhook_id, d.event_seq FROM deliveries d
-    JOIN due ON due.tenant_id = d.tenant_id AND due.webhook_id = d.webhook_id AND due.event_seq = d.event_seq
-    WHERE due.k <= $1 AND d.state = 'pending' AND (d.leased_until IS NULL OR d.leased_until < now())
-    FOR UPDATE OF d SKIP LOCKED)
-  UPDATE deliveries d SET attempts = d.attempts + 1, leased_until = now() + make_interval(secs => $2)
-  FROM taken t WHERE d.tenant_id = t.tenant_id AND d.webhook_id = t.webhook_id AND d.event_seq = t.event_seq
-  RETURNING d.tenant_id AS "tenantId", d.webhook_id AS "webhookId", d.event_seq::text AS "eventSeq",
-    d.event_id AS "eventId", d.attempts AS attempt`
-
-/** Where the deliveries of a batch go: each webhook's URL and sealed secret. */
-export const TARGETS_SQL = `SELECT tenant_id AS "tenantId", id, url, secret FROM webhooks
-  WHERE (tenant_id, id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))`
+export const DIRECTORY_SQL = `SELECT tenant_id AS "tenantId", id, url, events::text[] AS events, secret FROM webhooks`
 
 /**
- * Records an attempt and what follows it: delivered, failed for good, or due again after `$6` seconds. Only the
- * lease's own attempt is recorded: a delivery taken over after its lease ran out, or deleted with its webhook,
- * records nothing.
+ * What a webhook ($1 tenant, $2 webhook) has to do, without taking it: its position and whether another instance
+ * holds it, then up to $4 final events after its position of the types $3, and up to $5 of its retries due now,
+ * with their events (null data when the event is no longer kept). Always one row at least (the position's).
  */
-export const RECORD_SQL = `WITH d AS (
-    UPDATE deliveries SET state = $5::delivery_state, leased_until = NULL,
-      next_attempt_at = CASE WHEN $6::float8 IS NULL THEN next_attempt_at ELSE now() + make_interval(secs => $6) END
-    WHERE tenant_id = $1 AND webhook_id = $2 AND event_seq = $3::bigint AND attempts = $4
-    RETURNING tenant_id, webhook_id, event_seq, event_id)
-  INSERT INTO delivery_attempts (tenant_id, webhook_id, event_seq, attempt, event_id, status, error, duration_ms, at)
-  SELECT tenant_id, webhook_id, event_seq, $4, event_id, $7, $8, $9, $10 FROM d`
+export const LOOK_SQL = `SELECT k.xid::text AS "cursorXid", k.n::text AS "cursorN",
+    (k.leased_until IS NOT NULL AND k.leased_until >= now()) AS leased,
+    p.retry, p."retryEventId", p.attempts, p.xid, p.n, p.id, p.type, p."occurredAt", p.data
+  FROM webhook_cursors k
+  LEFT JOIN LATERAL (
+    (SELECT false AS retry, NULL::uuid AS "retryEventId", 0 AS attempts, ${EVENT_ROWS}
+      WHERE e.tenant_id = $1 AND (e.xid, e.n) > (k.xid, k.n) AND e.xid < ${HORIZON}
+        AND e.type = ANY($3::text[]::event_type[])
+      ORDER BY e.xid, e.n LIMIT $4)
+    UNION ALL
+    (SELECT true, r.event_id, r.attempts, x.* FROM delivery_retries r
+      LEFT JOIN LATERAL (SELECT ${EVENT_ROWS} WHERE e.tenant_id = $1 AND e.id = r.event_id) x ON true
+      WHERE r.tenant_id = $1 AND r.webhook_id = $2 AND r.next_attempt_at <= now()
+      ORDER BY r.next_attempt_at LIMIT $5)
+  ) p ON true
+  WHERE k.tenant_id = $1 AND k.webhook_id = $2`
 
-/** A delivery taken by an instance that cannot sign it, given back as if never taken. */
-export const GIVE_BACK_SQL = `UPDATE deliveries SET attempts = attempts - 1, leased_until = NULL
-  WHERE tenant_id = $1 AND webhook_id = $2 AND event_seq = $3::bigint AND attempts = $4`
+/**
+ * Takes the webhook for this instance until `$5` seconds from now, if no other instance holds it and its
+ * position is still the one looked at ($3, $4): another instance may have moved it meanwhile.
+ */
+export const LEASE_SQL = `UPDATE webhook_cursors SET leased_until = now() + make_interval(secs => $5), lease_id = $6
+  WHERE tenant_id = $1 AND webhook_id = $2 AND xid = $3::bigint AND n = $4::bigint
+    AND (leased_until IS NULL OR leased_until < now())
+  RETURNING lease_id`
 
-/** Deliveries (and their attempts) older than the events' retention. */
+/** Moves the webhook past the events handed over ($3, $4) and lets it go, under this instance's lease ($5) only. */
+export const ADVANCE_SQL = `UPDATE webhook_cursors SET xid = $3::bigint, n = $4::bigint, leased_until = NULL,
+    lease_id = NULL
+  WHERE tenant_id = $1 AND webhook_id = $2 AND lease_id = $5
+  RETURNING 1`
+
+/** Lets the webhook go without moving it, under this instance's lease ($3) only. */
+export const RELEASE_SQL = `UPDATE webhook_cursors SET leased_until = NULL, lease_id = NULL
+  WHERE tenant_id = $1 AND webhook_id = $2 AND lease_id = $3`
+
+/**
+ * Records the attempts of a round: arrays of event id, attempt, status, error, duration, outcome and start. The
+ * webhook's own row in webhook_cursors gives the tenant and the webhook: Citus runs an INSERT … SELECT on one node,
+ * as one statement, when it selects from a table distributed as the target is.
+ */
+export const ATTEMPTS_SQL = `INSERT INTO delivery_attempts
+    (tenant_id, webhook_id, event_id, attempt, status, error, duration_ms, outcome, at)
+  SELECT k.tenant_id, k.webhook_id, a.event_id, a.attempt, a.status, a.error, a.duration_ms, a.outcome, a.at
+  FROM webhook_cursors k,
+    unnest($3::uuid[], $4::int[], $5::int[], $6::text[], $7::int[], $8::text[]::delivery_outcome[], $9::timestamptz[])
+    AS a(event_id, attempt, status, error, duration_ms, outcome, at)
+  WHERE k.tenant_id = $1 AND k.webhook_id = $2
+  ON CONFLICT DO NOTHING`
+
+/** Events due again: arrays of event id, attempts made, and seconds until the next one (as ATTEMPTS_SQL). */
+export const RETRY_SQL = `INSERT INTO delivery_retries (tenant_id, webhook_id, event_id, attempts, next_attempt_at)
+  SELECT k.tenant_id, k.webhook_id, r.event_id, r.attempts, now() + make_interval(secs => r.delay)
+  FROM webhook_cursors k, unnest($3::uuid[], $4::int[], $5::float8[]) AS r(event_id, attempts, delay)
+  WHERE k.tenant_id = $1 AND k.webhook_id = $2
+  ON CONFLICT (tenant_id, webhook_id, event_id)
+  DO UPDATE SET attempts = EXCLUDED.attempts, next_attempt_at = EXCLUDED.next_attempt_at`
+
+/** Retries that are over (delivered, or given up): the event ids $3. */
+export const RETRIES_DONE_SQL = `DELETE FROM delivery_retries
+  WHERE tenant_id = $1 AND webhook_id = $2 AND event_id = ANY($3::uuid[])`
+
+/** One tenant's ($1) attempts older than the events' retention ($2 days), at most $3 of them. */
 export const PURGE_SQL = `WITH doomed AS (
-    DELETE FROM deliveries WHERE ctid = ANY(ARRAY(
-      SELECT ctid FROM deliveries WHERE created_at < now() - make_interval(days => $1) AND state <> 'pending' LIMIT $2))
+    DELETE FROM delivery_attempts WHERE tenant_id = $1 AND (webhook_id, event_id, attempt) IN (
+      SELECT webhook_id, event_id, attempt FROM delivery_attempts
+      WHERE tenant_id = $1 AND at < now() - make_interval(days => $2) LIMIT $3)
     RETURNING 1)
   SELECT count(*)::int AS deleted FROM doomed`

@@ -1,7 +1,7 @@
 // The admin CLI run in-process (runCli) against a fresh test database, with captured output.
 import { createHash } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { AUTH_CHANGES_CHANNEL } from '../../src/admin/announce.ts'
+import { CHANGES_CHANNEL } from '../../src/admin/announce.ts'
 import { createApiKey } from '../../src/admin/api-keys.ts'
 import { createDemoIfEmpty } from '../../src/admin/demo.ts'
 import { AdminError } from '../../src/admin/guards.ts'
@@ -82,7 +82,7 @@ t.test('demo: created once on an empty database, even when starts race', async (
     tags.map((x) => x.name),
     ['evento-2026', 'newsletter', 'vip'],
   )
-  const contacts = await prisma.contact.findMany({ where: { tenantId: demo.tenantId }, include: { tags: true } })
+  const contacts = await prisma.contact.findMany({ where: { tenantId: demo.tenantId } })
   t.ok(contacts.length >= 5 && contacts.length <= 8, `${contacts.length} contacts`)
   t.equal(contacts.filter((c) => c.archivedAt !== null).length, 1, 'one archived')
   t.ok(contacts.filter((c) => c.tags.length > 0).length >= 3, 'several tagged')
@@ -184,7 +184,7 @@ t.test('key create, list and revoke', async (t) => {
   const dump = await dumpDatabase()
   t.notOk(dump.toLowerCase().includes(issued.key.toLowerCase()), 'the clear key is stored nowhere')
   t.notOk(dump.includes(issued.key.slice(4, 20)), 'not even a part of it')
-  const row = await prisma.apiKey.findUniqueOrThrow({ where: { id: issued.id } })
+  const row = await prisma.apiKey.findFirstOrThrow({ where: { id: issued.id } })
   t.equal(row.keyHash, sha256(issued.key), 'the stored hash is the SHA-256 of the key')
   t.equal(row.hint, issued.key.slice(-4))
   t.equal(row.label, 'import notturno')
@@ -219,7 +219,7 @@ t.test('key create, list and revoke', async (t) => {
 
   const revoked = await cliJson<{ revokedAt: string; changed: boolean }>(t, ['key', 'revoke', issued.id])
   t.equal(revoked.changed, true)
-  const stored = await prisma.apiKey.findUniqueOrThrow({ where: { id: issued.id } })
+  const stored = await prisma.apiKey.findFirstOrThrow({ where: { id: issued.id } })
   t.equal(stored.revokedAt?.toISOString(), revoked.revokedAt, 'revokedAt is set')
   const again = await cliJson<{ revokedAt: string; changed: boolean }>(t, ['key', 'revoke', issued.id])
   t.same(again, { ...revoked, changed: false }, 'revoking again changes nothing')
@@ -249,14 +249,26 @@ t.test('key create takes webhooks:manage; webhook list and remove, within one te
     })
   const mine = await hook(tenant.id, 'https://crm.example.it/a')
   const theirs = await hook(other.id, 'https://crm.example.it/b')
-  await prisma.delivery.createMany({
-    data: [1n, 2n, 3n].map((eventSeq) => ({
+  await prisma.webhookCursor.create({ data: { tenantId: tenant.id, webhookId: mine.id, xid: 0n, n: 0n } })
+  await prisma.deliveryRetry.createMany({
+    data: [1, 2].map((attempts) => ({
       tenantId: tenant.id,
       webhookId: mine.id,
-      eventSeq,
       eventId: crypto.randomUUID(),
-      state: eventSeq === 3n ? ('failed' as const) : ('pending' as const),
+      attempts,
+      nextAttemptAt: new Date(),
     })),
+  })
+  await prisma.deliveryAttempt.create({
+    data: {
+      tenantId: tenant.id,
+      webhookId: mine.id,
+      eventId: crypto.randomUUID(),
+      attempt: 9,
+      error: 'HTTP 500',
+      durationMs: 5,
+      outcome: 'given_up',
+    },
   })
 
   const { webhooks } = await cliJson<{ webhooks: Record<string, unknown>[] }>(t, [
@@ -277,7 +289,11 @@ t.test('key create takes webhooks:manage; webhook list and remove, within one te
   t.ok(await prisma.webhook.findUnique({ where: { tenantId_id: { tenantId: other.id, id: theirs.id } } }))
 
   t.same(await cliJson(t, ['webhook', 'remove', '--tenant', tenant.id, mine.id]), { id: mine.id })
-  t.equal(await prisma.delivery.count({ where: { webhookId: mine.id } }), 0, 'its deliveries went with it')
+  t.equal(
+    await prisma.deliveryRetry.count({ where: { tenantId: tenant.id, webhookId: mine.id } }),
+    0,
+    'its retries went with it',
+  )
   t.equal((await cli(['webhook', 'remove', '--tenant', tenant.id, mine.id])).code, 1, 'removing twice is an error')
   t.match((await cli(['webhook', 'list', '--tenant', tenant.id])).stdout, 'No webhooks.')
 })
@@ -285,7 +301,7 @@ t.test('key create takes webhooks:manage; webhook list and remove, within one te
 t.test('revocations and tenant status changes are announced on the database, with no Redis setting', async (t) => {
   let announcements = 0
   // The subscription's own start counts once: what follows it is what the CLI announced.
-  const unsubscribe = await database.listen(AUTH_CHANGES_CHANNEL, () => announcements++)
+  const unsubscribe = await database.listen(CHANGES_CHANNEL, () => announcements++)
   t.teardown(unsubscribe)
   t.equal(announcements, 1, 'the start of the subscription')
 
@@ -363,7 +379,7 @@ t.test('contact archive and unarchive, within one tenant', async (t) => {
     contact.id,
   ])
   t.match(archived, { id: contact.id, changed: true })
-  const stored = await prisma.contact.findUniqueOrThrow({ where: { id: contact.id } })
+  const stored = await prisma.contact.findFirstOrThrow({ where: { id: contact.id } })
   t.equal(stored.archivedAt?.toISOString(), archived.archivedAt)
   // The contact's representation changed (archivedAt): its ETag moves, so an If-None-Match never hides it.
   t.ok(stored.version > contact.version, `the version moved from ${contact.version} to ${stored.version}`)
@@ -379,7 +395,7 @@ t.test('contact archive and unarchive, within one tenant', async (t) => {
 
   const restored = await cli(['contact', 'unarchive', '--tenant', mine.id, contact.id])
   t.equal(restored.stdout, `Contact ${contact.id} is now not archived.\n`)
-  const unarchived = await prisma.contact.findUniqueOrThrow({ where: { id: contact.id } })
+  const unarchived = await prisma.contact.findFirstOrThrow({ where: { id: contact.id } })
   t.equal(unarchived.archivedAt, null)
   t.ok(unarchived.version > stored.version, 'unarchiving moves the version again')
 })
@@ -592,7 +608,7 @@ t.test('seed', async (t) => {
 
     const perContact = await prisma.$queryRaw<{ tags: number; contacts: number }[]>`
       SELECT n AS tags, count(*)::int AS contacts FROM (
-        SELECT (SELECT count(*) FROM contact_tags ct WHERE ct.contact_id = c.id)::int AS n
+        SELECT (SELECT count(*) FROM contact_tags ct WHERE ct.tenant_id = c.tenant_id AND ct.contact_id = c.id)::int AS n
         FROM contacts c WHERE c.tenant_id = ${tenant.id}::uuid) x GROUP BY n ORDER BY n`
     t.same(
       perContact.map((x) => x.tags),

@@ -92,10 +92,27 @@ t.test('create, list with the cursor, read, patch and an error, through the type
   const feed = await client.GET('/api/v1/events', { params: { query: { type: 'contact.updated' } } })
   t.equal(feed.response.status, 200)
   t.ok(
-    feed.data?.data.some((event) => event.data.id === contact.id && event.data.stage === 'customer'),
+    feed.data?.data.some(
+      (event) => event.data.id === contact.id && 'stage' in event.data && event.data.stage === 'customer',
+    ),
     'the PATCH is an event carrying the contact',
   )
   t.match(feed.data?.next, /^\d+$/)
+
+  // A person's requests, typed: the export (the demo key is an admin's), and an erasure its scopes do not allow.
+  const exported = await client.GET('/api/v1/contacts/{id}/export', { params: { path: { id: contact.id } } })
+  t.equal(exported.response.status, 200)
+  t.same(
+    exported.data?.contact,
+    (await client.GET('/api/v1/contacts/{id}', { params: { path: { id: contact.id } } })).data,
+  )
+  t.same(
+    exported.data?.events.map((event) => event.type),
+    ['contact.created', 'contact.updated'],
+  )
+  const erase = await client.DELETE('/api/v1/contacts/{id}', { params: { path: { id: contact.id } } })
+  t.equal(erase.response.status, 403)
+  t.equal(erase.error?.error.code, 'insufficient_scope')
 
   const missing = await client.GET('/api/v1/contacts/{id}', {
     params: { path: { id: '00000000-0000-4000-8000-000000000000' } },

@@ -10,12 +10,21 @@ function misuses() {
   client.PATCH('/api/v1/contacts/{id}', { params: { path: { id: 'x' } }, body: { stage: 'vip' } })
   // @ts-expect-error email is required to create a contact
   client.POST('/api/v1/contacts', { body: { firstName: 'Anna' } })
-  // @ts-expect-error a webhook's events are contact.created and contact.updated
+  // @ts-expect-error a webhook's events are contact.created, contact.updated and contact.erased
   client.POST('/api/v1/webhooks', { body: { url: 'https://crm.example.it/h', events: ['contact.deleted'] } })
   // @ts-expect-error every item of a batch needs its email
   client.POST('/api/v1/contacts/batch', { body: { contacts: [{ firstName: 'Anna' }] } })
   // @ts-expect-error a webhook needs its url
   client.POST('/api/v1/webhooks', { body: { events: ['contact.created'] } })
+}
+
+/** An event's data is a Contact or, once the contact is erased, its id alone: a client must tell which. */
+async function erasedOrNot(): Promise<string | null> {
+  const page = await client.GET('/api/v1/events')
+  const data = page.data?.data[0]?.data
+  // @ts-expect-error an erased contact has no email
+  data?.email
+  return data === undefined || 'erased' in data ? null : data.email
 }
 
 /** A webhook's secret is typed on the answer that creates it, and on no other. */
@@ -27,10 +36,12 @@ async function secretOnlyOnCreate(): Promise<string> {
   return created.data?.secret ?? ''
 }
 
-t.test('the client exposes the four operations', async (t) => {
+t.test('the client exposes the operations', async (t) => {
   t.type(client.GET, 'function')
   t.type(client.POST, 'function')
   t.type(client.PATCH, 'function')
+  t.type(client.DELETE, 'function')
   t.type(misuses, 'function')
   t.type(secretOnlyOnCreate, 'function')
+  t.type(erasedOrNot, 'function')
 })

@@ -11,12 +11,12 @@ t.test('every error is the Italian envelope', async (t) => {
   t.equal(unknownRoute.statusCode, 404)
   t.same(unknownRoute.json(), { error: { code: 'not_found', message: 'Risorsa non trovata.' } })
   const unknownMethod = await request(app, key, {
-    method: 'DELETE',
+    method: 'PUT',
     url: `${LIST}/00000000-0000-4000-8000-000000000000`,
   })
   t.equal(unknownMethod.statusCode, 405, 'a known path with another method')
   t.equal(unknownMethod.json().error.code, 'method_not_allowed')
-  t.equal(unknownMethod.headers.allow, 'GET, PATCH')
+  t.equal(unknownMethod.headers.allow, 'GET, PATCH, DELETE')
 
   const bodies: [string, Record<string, string>, string | Buffer, number, string][] = [
     ['malformed JSON', { 'content-type': 'application/json' }, '{"email":', 400, 'invalid_body'],

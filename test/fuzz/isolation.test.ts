@@ -331,7 +331,7 @@ class Archive extends Command {
       where: { id: chosen.id, tenantId, archivedAt: this.archived ? null : { not: null } },
       data: { archivedAt: this.archived ? new Date() : null },
     })
-    const row = (await prisma.contact.findUnique({ where: { id: chosen.id } })) ?? fail('archived row vanished')
+    const row = (await prisma.contact.findFirst({ where: { id: chosen.id } })) ?? fail('archived row vanished')
     r.stats.count('operator archive', row.archivedAt ? 'archived' : 'live')
     contacts.set(chosen.id, {
       ...chosen,

@@ -8,11 +8,11 @@
 // and a tenant's later batches, wait for their turn in memory, before the key's transaction begins
 // (src/contacts/batch/admission.ts).
 // Without the fix the idle tenant's reads below wait DATABASE_CONNECT_TIMEOUT_MS for a connection and get 503.
-// The batches are held inside their write by the tenants' creation locks, taken here from other sessions: the
+// The batches are held inside their write by a contact each of them names, locked here from another session: the
 // longest a write can take, without depending on the machine's speed.
 import pg from 'pg'
 import t from 'tap'
-import { batchSql } from '../../src/contacts/batch/sql.ts'
+import { citusNodes } from '../database.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
 const BATCH = '/api/v1/contacts/batch'
@@ -28,12 +28,17 @@ async function until(check: () => Promise<boolean>, what: string) {
   }
 }
 
-/** Holds the tenants' creation locks in a transaction of another session, until `release`. */
-async function holdCreationLocks(url: string, tenantIds: string[]) {
+/** The contact every batch below names, which the test holds locked meanwhile. */
+const HELD = 'tenuto@example.it'
+
+/** Holds each tenant's HELD contact locked in a transaction of another session, until `release`. */
+async function holdContacts(url: string, tenantIds: string[]) {
   const session = new pg.Client({ connectionString: url })
   await session.connect()
   await session.query('BEGIN')
-  for (const tenantId of tenantIds) await session.query(batchSql.TENANT_LOCK.sql, [tenantId])
+  for (const tenantId of tenantIds) {
+    await session.query('SELECT id FROM contacts WHERE tenant_id = $1 AND email_key = $2 FOR UPDATE', [tenantId, HELD])
+  }
   let released = false
   return async () => {
     if (released) return
@@ -48,8 +53,10 @@ async function waitingForLocks(url: string): Promise<number> {
   const session = new pg.Client({ connectionString: url })
   await session.connect()
   try {
+    // On Citus the batches wait on the node of their tenant's rows: citus_stat_activity sees every node.
+    const activity = citusNodes().length > 0 ? 'citus_stat_activity' : 'pg_stat_activity'
     const { rows } = await session.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      `SELECT count(*)::int AS n FROM ${activity} WHERE datname = current_database() AND wait_event_type = 'Lock'`,
     )
     return rows[0]?.n ?? 0
   } finally {
@@ -95,7 +102,10 @@ if (process.env.TEST_DATABASE_URL) {
       await app.db.prisma.contact.createMany({
         data: Array.from({ length: 50 }, (_, i) => ({ tenantId: idle.tenantId, email: `quieto${i}@example.it` })),
       })
-      const release = await holdCreationLocks(
+      for (const { tenantId } of importers) {
+        await app.db.prisma.contact.createMany({ data: [{ tenantId, email: HELD }] })
+      }
+      const release = await holdContacts(
         url,
         importers.map(({ tenantId }) => tenantId),
       )
@@ -108,7 +118,7 @@ if (process.env.TEST_DATABASE_URL) {
         request(app, key, {
           method: 'POST',
           url: BATCH,
-          payload: { contacts: [{ email }] },
+          payload: { contacts: [{ email: HELD, firstName: email }, { email }] },
           headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {},
         })
       const [first, ...others] = importers as [(typeof importers)[0], ...typeof importers]
@@ -138,7 +148,11 @@ if (process.env.TEST_DATABASE_URL) {
       const retried = await retry
       t.equal(retried.statusCode, 200)
       t.equal(retried.headers['idempotent-replayed'], 'true', 'the retry got the first answer')
-      t.equal(await app.db.prisma.contact.count({ where: { tenantId: first.tenantId } }), 4)
+      t.equal(
+        await app.db.prisma.contact.count({ where: { tenantId: first.tenantId } }),
+        1 + 4,
+        'the held contact and four new',
+      )
     })
   }
 }

@@ -6,17 +6,19 @@
 // How it showed: in READ COMMITTED the PATCH's UPDATE, having waited for the batch's lock on the row, writes over
 // the batch's version of the row, but the tags subquery of its RETURNING reads the snapshot taken before the
 // wait, without the batch's link.
-// Fix: the UPDATE also returns the version its snapshot saw; when its own is not the next one, another writer came
-// in between, and the repository reads the contact again (src/contacts/repository.ts, settled).
+// Fix: a contact's tags are a column of its row (issue #30): the UPDATE that waited writes over the batch's version
+// of the row and answers the row it wrote, tags included. (First fixed by reading the contact again when another
+// writer came in between.)
 // Without the fix, on PostgreSQL, the first test's PATCH answers "tags": [] with the ETag GET answers ["vip"] with.
 // Found with it, measuring PATCH answers against the events of their versions: a batch whose transaction began
 // before the contact's last write added a tag without moving the version (its updated_at, GREATEST(now(),
 // updated_at), left the row identical, and the version moves only when the row changes): the same ETag before and
-// after, with other tags. Fix: the batch moves updated_at forward at least a microsecond (third test).
+// after, with other tags. Fix: the tags are in the row, so adding one changes the row (third test).
 // On PGlite, which has one connection, the PATCH's statement waits for the whole batch transaction and starts after
 // it: there is no race to lose, and these tests check on PGlite only that the same answers hold without one.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
+import { citusNodes } from '../database.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
 const LIST = '/api/v1/contacts'
@@ -59,10 +61,12 @@ async function batchHeldOpen(
     // PGlite queues the PATCH's statement behind the transaction: nothing to watch there, and no other statement
     // could run to watch it.
     if (app.db.kind !== 'postgres') return
+    // On Citus the PATCH waits on the node of the tenant's rows: citus_stat_activity sees every node.
+    const activity = citusNodes().length > 0 ? 'citus_stat_activity' : 'pg_stat_activity'
     await until(async () => {
       const [row] = await app.db.query<{ waiting: number }>(
         'test_lock_waits',
-        "SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        `SELECT count(*)::int AS waiting FROM ${activity} WHERE datname = current_database() AND wait_event_type = 'Lock'`,
         [],
       )
       return (row?.waiting ?? 0) > 0
@@ -103,41 +107,6 @@ t.test('a PATCH that waited behind a batch adding a tag answers the tags of its 
     headers: { 'if-none-match': String(patch.headers.etag) },
   })
   t.equal(cached.statusCode, 304, 'the client that kept the PATCH answer keeps the right tags')
-})
-
-t.test('a PATCH that waited, then was overtaken, answers one representation with its ETag', async (t) => {
-  const { app } = await build(t)
-  const { key, tenantId } = await createTenantWithKey(app, { tags: ['vip', 'newsletter'] })
-  const created = await request(app, key, { method: 'POST', url: LIST, payload: { email: 'bruno@example.it' } })
-  const id = created.json().id as string
-
-  // Between the PATCH's write and its second read, another batch adds a tag: the tags of the PATCH's version
-  // (["vip"]) are then known neither to its statement ([]) nor to a read made now (["newsletter", "vip"]).
-  const get = app.contacts.get.bind(app.contacts)
-  let overtaken = false
-  app.contacts.get = async (...args) => {
-    if (!overtaken) {
-      overtaken = true
-      await app.batches.upsert(tenantId, [{ email: 'bruno@example.it', tags: ['newsletter'] }])
-    }
-    return get(...args)
-  }
-  let patched: Promise<Awaited<ReturnType<typeof request>>> | undefined
-  await batchHeldOpen(app, tenantId, [{ email: 'bruno@example.it', tags: ['vip'] }], async (patchWaits) => {
-    patched = request(app, key, { method: 'PATCH', url: `${LIST}/${id}`, payload: { stage: 'customer' } })
-    await patchWaits
-  })
-  const patch = await (patched as Promise<Awaited<ReturnType<typeof request>>>)
-  app.contacts.get = get
-  t.equal(patch.statusCode, 200)
-  t.equal(patch.json().stage, 'customer')
-  const now = await request(app, key, { method: 'GET', url: `${LIST}/${id}` })
-  if (app.db.kind === 'postgres') {
-    t.ok(overtaken, 'the PATCH read the contact again after its write, and another batch came first')
-    t.same([patch.headers.etag, now.headers.etag], ['"v4"', '"v4"'], 'answered as it is now')
-  }
-  if (patch.headers.etag === now.headers.etag) t.same(patch.json(), now.json(), 'one ETag, one representation')
-  else t.same([patch.headers.etag, patch.json().tags], ['"v3"', ['vip']], 'v3 as it was, with its tags')
 })
 
 t.test('a batch adding a tag moves the version even when its transaction began before the last write', async (t) => {

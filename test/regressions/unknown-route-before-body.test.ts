@@ -18,7 +18,7 @@ t.test('unknown routes are 404 and unknown methods 405, whatever body they carry
   const json = { 'content-type': 'application/json' }
   for (const [method, url, payload] of [
     ['DELETE', LIST, '{'],
-    ['DELETE', `${LIST}/${id}`, ''],
+    ['DELETE', `${LIST}/${id}/export`, ''],
     ['PUT', `${LIST}/${id}`, 'x'.repeat(70_000)],
   ] as const) {
     const res = await request(app, key, { method, url, payload, headers: json })

@@ -175,12 +175,13 @@ t.test("endless answers to tenant A's webhooks do not hold back tenant B's deliv
   // A 2xx whose body is cut is a delivery: nothing of A's is retried.
   await until(
     async () => {
-      const [row] = await app.db.query<{ open: number }>(
-        'a_open',
-        "SELECT count(*)::int AS open FROM deliveries WHERE tenant_id = $1 AND state <> 'delivered'",
+      const [row] = await app.db.query<{ delivered: number; retrying: number }>(
+        'a_delivered',
+        `SELECT (SELECT count(*)::int FROM delivery_attempts WHERE tenant_id = $1 AND outcome = 'delivered') AS delivered,
+          (SELECT count(*)::int FROM delivery_retries WHERE tenant_id = $1) AS retrying`,
         [a.tenantId],
       )
-      return row?.open === 0
+      return row?.delivered === A_CONTACTS * hooksA.length && row.retrying === 0
     },
     "A's deliveries recorded",
     20_000,

@@ -48,7 +48,11 @@ t.test('admin keys with webhooks:manage register, list, read and delete; the sec
   t.notOk(row?.secret.toString('latin1').includes(secret.slice(6, 20)), 'the database holds it sealed, not in clear')
 
   const defaults = await request(app, admin, { method: 'POST', url: HOOKS, payload: { url: 'https://v6.example.it/' } })
-  t.same(defaults.json().events, ['contact.created', 'contact.updated'], 'every event type unless said')
+  t.same(
+    defaults.json().events,
+    ['contact.created', 'contact.updated', 'contact.erased'],
+    'every event type unless said',
+  )
   t.equal(defaults.json().description, null)
 
   t.equal((await request(app, admin, { method: 'DELETE', url: `${HOOKS}/${hook.id}` })).statusCode, 204)
@@ -233,43 +237,41 @@ t.test('without a key for the secrets, webhooks cannot be created (and the start
   t.ok(lines.some((line) => line.includes('WEBHOOKS_SECRET_KEY is not set')))
 })
 
-t.test('finished deliveries past the retention are purged; pending ones and recent ones stay', async (t) => {
+t.test('logged attempts past the retention are purged, tenant by tenant; recent ones stay', async (t) => {
   const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
-  const { tenantId } = await createTenantWithKey(app)
-  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
-  const hook = (
-    await request(app, admin, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/h' } })
-  ).json()
+  const hooks: { tenantId: string; admin: string; id: string }[] = []
+  for (const name of ['Uno', 'Due']) {
+    const { tenantId } = await createTenantWithKey(app, { name })
+    const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
+    const created = await request(app, admin, {
+      method: 'POST',
+      url: HOOKS,
+      payload: { url: 'https://crm.example.it/h' },
+    })
+    hooks.push({ tenantId, admin, id: created.json().id })
+  }
   const rows: [number, string, number][] = [
     [1, 'delivered', 40],
-    [2, 'failed', 31],
-    [3, 'pending', 40],
-    [4, 'delivered', 2],
+    [2, 'given_up', 31],
+    [3, 'delivered', 2],
   ]
-  for (const [seq, state, days] of rows) {
-    await app.db.query(
-      'purge_fixture',
-      `INSERT INTO deliveries (tenant_id, webhook_id, event_seq, event_id, state, created_at)
-        VALUES ($1, $2, $3, gen_random_uuid(), $4::delivery_state, now() - make_interval(days => $5))`,
-      [tenantId, hook.id, seq, state, days],
+  for (const { tenantId, id } of hooks) {
+    for (const [attempt, outcome, days] of rows) {
+      await app.db.query(
+        'purge_fixture',
+        `INSERT INTO delivery_attempts (tenant_id, webhook_id, event_id, attempt, status, duration_ms, outcome, at)
+          VALUES ($1, $2, gen_random_uuid(), $3, 200, 5, $4::text::delivery_outcome, now() - make_interval(days => $5))`,
+        [tenantId, id, attempt, outcome, days],
+      )
+    }
+  }
+  t.equal(await app.webhooks.purge(30), 4, 'the two attempts past 30 days, of each tenant')
+  for (const { admin, id } of hooks) {
+    const left = await request(app, admin, { method: 'GET', url: `${HOOKS}/${id}/deliveries` })
+    t.same(
+      left.json().data.map((line: { attempt: number }) => line.attempt),
+      [3],
+      'the recent one stays',
     )
   }
-  await app.db.query(
-    'purge_attempt',
-    `INSERT INTO delivery_attempts (tenant_id, webhook_id, event_seq, attempt, event_id, status, duration_ms)
-      SELECT tenant_id, webhook_id, event_seq, 1, event_id, 200, 5 FROM deliveries WHERE event_seq = 1`,
-    [],
-  )
-  t.equal(await app.webhooks.purge(30), 2, 'the delivered and the failed one past 30 days')
-  const left = await app.db.query<{ seq: string }>(
-    'left',
-    'SELECT event_seq::text AS seq FROM deliveries ORDER BY 1',
-    [],
-  )
-  t.same(
-    left.map((row) => row.seq),
-    ['3', '4'],
-  )
-  const attempts = await request(app, admin, { method: 'GET', url: `${HOOKS}/${hook.id}/deliveries` })
-  t.same(attempts.json().data, [], 'the attempts of a purged delivery went with it')
 })

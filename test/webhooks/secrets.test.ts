@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { newSecret, SecretBox, secretKey } from '../../src/webhooks/secrets.ts'
+import { secretKey } from '../../src/config/secret-key.ts'
+import { newSecret, SecretBox } from '../../src/webhooks/secrets.ts'
 
 t.test('a sealed secret opens with its key only, and holds nothing of the secret in clear', async (t) => {
   const secret = newSecret()

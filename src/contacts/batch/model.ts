@@ -8,8 +8,16 @@ import { BatchItemSchema, ContactSchema, EmailStatusSchema, StageSchema } from '
 
 export const MAX_BATCH_ITEMS = 1000
 
-/** The codes an item can fail with: each a 400 of the catalogue, told per item instead of for the request. */
-export const ITEM_ERROR_CODES = ['invalid_body', 'unknown_tag', 'duplicate_in_batch'] as const satisfies ErrorCode[]
+/**
+ * The codes an item can fail with: each a code of the catalogue, told per item instead of for the request, with its
+ * status as the item's.
+ */
+export const ITEM_ERROR_CODES = [
+  'invalid_body',
+  'unknown_tag',
+  'duplicate_in_batch',
+  'contact_erased',
+] as const satisfies ErrorCode[]
 export type ItemErrorCode = (typeof ITEM_ERROR_CODES)[number]
 
 export const BatchUpsertSchema = Type.Object(
@@ -55,8 +63,10 @@ const ItemErrorSchema = Type.Object(
 
 export const BatchResultSchema = Type.Object(
   {
-    status: Type.Union([Type.Literal(201), Type.Literal(200), Type.Literal(400)], {
-      description: '201 creato, 200 aggiornato o già così, 400 non eseguito (vedi error)',
+    status: Type.Union([Type.Literal(201), Type.Literal(200), Type.Literal(400), Type.Literal(409)], {
+      description:
+        '201 creato, 200 aggiornato o già così, 400 non eseguito (vedi error), 409 non eseguito perché l’email è di ' +
+        'un contatto cancellato su richiesta dell’interessato (contact_erased)',
     }),
     contact: Type.Optional(Type.Ref(ContactSchema, { description: 'Il contatto dopo l’elemento (201, 200)' })),
     error: Type.Optional(ItemErrorSchema),
@@ -77,7 +87,7 @@ export const BatchResponseSchema = Type.Object(
     created: count('Elementi che hanno creato un contatto (201)'),
     updated: count('Elementi che hanno cambiato un contatto esistente (200)'),
     unchanged: count('Elementi che non hanno cambiato nulla (200: il contatto era già così)'),
-    failed: count('Elementi non eseguiti (400)'),
+    failed: count('Elementi non eseguiti (400, 409)'),
   },
   {
     $id: 'BatchResponse',

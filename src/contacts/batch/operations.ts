@@ -18,7 +18,8 @@ export const importContacts = {
     'ripetere un’importazione è innocuo. Ogni elemento è indipendente e tutto o niente: uno che non rispetta le ' +
     'regole (invalid_body, con il nome dell’elemento e del campo), che nomina tag inesistenti (unknown_tag) o che ' +
     'ripete l’email di un elemento precedente (duplicate_in_batch) ha risultato 400, non cambia nulla e non ferma ' +
-    'gli altri. La richiesta conta una volta nel limite di richieste. È rifiutata per intero, senza scrivere nulla, ' +
+    'gli altri; così uno la cui email è di un contatto cancellato su richiesta dell’interessato, con risultato 409 ' +
+    '(contact_erased). La richiesta conta una volta nel limite di richieste. È rifiutata per intero, senza scrivere nulla, ' +
     `se non è un lotto (0 o più di ${MAX_BATCH_ITEMS} elementi, niente \`contacts\`: 400) o se supera ` +
     `${BATCH_BODY_LIMIT} byte (413: ci stanno ${MAX_BATCH_ITEMS} elementi dei più lunghi scritti in ASCII; con testi ` +
     'in altre scritture, che occupano fino a 4 byte per carattere, il lotto va diviso). Se il servizio sta già ' +

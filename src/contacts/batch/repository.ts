@@ -1,12 +1,15 @@
 // The batch import: each item is checked alone (its rules, its email not already in the batch, its tags), and
-// the items that pass are written together in one transaction (src/contacts/batch/sql.ts): take the tenant's
-// creation lock, find which emails name a contact, update those where something changes, create the others,
-// read the rest. Every method takes the tenant id; the statements filter by it.
+// the items that pass are written together in one transaction (src/contacts/batch/sql.ts): lock the contacts the
+// items name, update those where something changes, create the others, then read those found already as asked.
+// No lock per tenant is taken: writers lock contact rows in the order of their emails. Every method takes the
+// tenant id; the statements filter by it.
+import { randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
 import type { Database, Query } from '../../db/database.js'
 import { type ApiError, errors } from '../../errors/catalogue.js'
 import { compileValidator, describeValidationError } from '../../plugins/app/validation.js'
+import type { ErasedEmails } from '../../privacy/erased-emails.js'
 import { type BatchItem, BatchItemSchema, type Contact } from '../model.js'
 import type { BatchResponse, BatchResult, ItemErrorCode } from './model.js'
 import { batchSql } from './sql.js'
@@ -16,6 +19,12 @@ const validItem = compileValidator({ schema: Type.Ref(BatchItemSchema), httpPart
 
 type Written = Contact & { n: number }
 
+/** A statement's values: the tenant, and the items of `batch` as one JSON array (a row's `n` is its place, from 1). */
+const itemsOf = (tenantId: string, batch: readonly Write[]) => [tenantId, JSON.stringify(batch.map(({ item }) => item))]
+
+/** How many times an item may find its create skipped (a concurrent create of its email, a taken instant). */
+const BATCH_ROUNDS = 5
+
 /** On the embedded database, the items and tags a statement writes at most (see BatchRepository.slices). */
 const SLICE_WEIGHT = 2000
 
@@ -23,10 +32,16 @@ const SLICE_WEIGHT = 2000
 interface Write {
   index: number
   item: BatchItem
+  /** The keyed hash of its email (erased_emails); null without the instance's secrets key. */
+  emailHash?: string | null
 }
 
+/** An item refused: its result has the status of its code (400, or 409 contact_erased). */
 function failure(error: ApiError): BatchResult {
-  return { status: 400, error: { code: error.code as ItemErrorCode, message: error.message } }
+  return {
+    status: error.statusCode as 400 | 409,
+    error: { code: error.code as ItemErrorCode, message: error.message },
+  }
 }
 
 /** The item's place in validation messages: `contacts[3].email` rather than `email`. */
@@ -71,12 +86,15 @@ export async function checkItems(
 }
 
 export class BatchRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly erased: ErasedEmails,
+  ) {}
 
   /**
    * Imports `items` into the tenant; `query` runs the statements in a transaction of the caller's (an
    * Idempotency-Key's). Callers run one batch of a tenant at a time (BatchAdmission.inTurn): another would wait
-   * for the tenant's lock in the database, holding a connection.
+   * for the same contacts' locks in the database, holding a connection.
    */
   async upsert(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
     const { results, writes } = await checkItems(items)
@@ -85,16 +103,16 @@ export class BatchRepository {
       const run = (q: Query) => this.write(q, tenantId, writes, results, counts)
       await (query ? run(query) : this.db.transaction(run))
     }
-    const failed = results.filter((result) => result?.status === 400).length
+    const failed = results.filter((result) => result !== undefined && result.status >= 400).length
     return { results: results as BatchResult[], ...counts, failed }
   }
 
   /**
-   * The writes in the slices each statement takes. On PostgreSQL, one: the statements run in the database's own
-   * processes, and a statement per slice would lock rows after the tenant's event counter, out of the order every
-   * writer keeps. The embedded database runs a statement on this very thread, every other request waiting,
-   * /health included: slices of about SLICE_WEIGHT items and tags, with a turn of the event loop between them,
-   * keep each wait short (it runs one transaction at a time, so the order of locks does not matter there).
+   * The writes in the slices each round of statements takes. On PostgreSQL, one: the statements run in the
+   * database's own processes, and slices would lock the contacts in several passes, out of the one order of their
+   * emails that every writer keeps. The embedded database runs a statement on this very thread, every other
+   * request waiting, /health included: slices of about SLICE_WEIGHT items and tags, with a turn of the event loop
+   * between them, keep each wait short (it runs one transaction at a time, so the order of locks does not matter).
    */
   private slices(writes: Write[]): Write[][] {
     if (this.db.kind !== 'pglite') return writes.length === 0 ? [] : [writes]
@@ -115,13 +133,82 @@ export class BatchRepository {
     return slices
   }
 
-  private async write(
+  /** Creates the contacts of `absent`; answers the items whose create was skipped, for another round. */
+  private async create(
+    query: Query,
+    tenantId: string,
+    absent: Write[],
+    results: (BatchResult | undefined)[],
+    counts: { created: number },
+  ): Promise<Write[]> {
+    await query(batchSql.ANCHOR.name, batchSql.ANCHOR.sql, [tenantId])
+    const [clock] = await query<{ at: string }>(batchSql.CLOCK.name, batchSql.CLOCK.sql, [tenantId])
+    const byKey = new Map(absent.map((write) => [write.item.email.toLowerCase(), write]))
+    const items = JSON.stringify(
+      absent.map((write) => ({ ...write.item, id: randomUUID(), emailHash: write.emailHash ?? null })),
+    )
+    const rows = await query<Written & { key: string }>(batchSql.INSERT.name, batchSql.INSERT.sql, [
+      tenantId,
+      items,
+      clock?.at,
+    ])
+    for (const { key, ...row } of rows) {
+      const write = byKey.get(key)
+      if (!write) throw new Error('a batch create answered a key it was not given')
+      results[write.index] = { status: 201, contact: row }
+      byKey.delete(key)
+    }
+    counts.created += rows.length
+    // An item skipped because its address was erased meanwhile (after the check of all items) is refused; the
+    // others skipped go round again.
+    const skipped = [...byKey.values()]
+    const erased = await this.erased.erasedAmong(
+      query,
+      tenantId,
+      skipped.flatMap(({ emailHash }) => (emailHash ? [emailHash] : [])),
+    )
+    return skipped.filter((write) => {
+      if (!write.emailHash || !erased.has(write.emailHash)) return true
+      results[write.index] = failure(errors.contactErasedInItem(write.index))
+      return false
+    })
+  }
+
+  /**
+   * The items whose email is not an address the tenant erased, each with its keyed hash; the others refused (409
+   * contact_erased). Checked for all items in one statement, in tenants that have erased addresses only (the
+   * batch's creates check again as they insert). Throws 503 when the tenant has some and this instance cannot hash
+   * (no secrets key): it could not tell which items to refuse.
+   */
+  private async notErased(
     query: Query,
     tenantId: string,
     candidates: Write[],
     results: (BatchResult | undefined)[],
+  ): Promise<Write[]> {
+    const hashed = candidates.map((write) => ({ ...write, emailHash: this.erased.hash(write.item.email) }))
+    if (!(await this.erased.guarded(query, tenantId))) return hashed
+    if (!this.erased.available) throw errors.erasedCheckUnavailable()
+    const erased = await this.erased.erasedAmong(
+      query,
+      tenantId,
+      hashed.flatMap(({ emailHash }) => (emailHash ? [emailHash] : [])),
+    )
+    return hashed.filter((write) => {
+      if (!write.emailHash || !erased.has(write.emailHash)) return true
+      results[write.index] = failure(errors.contactErasedInItem(write.index))
+      return false
+    })
+  }
+
+  private async write(
+    query: Query,
+    tenantId: string,
+    items: Write[],
+    results: (BatchResult | undefined)[],
     counts: { created: number; updated: number; unchanged: number },
   ): Promise<void> {
+    const candidates = await this.notErased(query, tenantId, items, results)
     const names = [...new Set(candidates.flatMap(({ item }) => item.tags ?? []))]
     const known = new Set(
       names.length === 0
@@ -135,49 +222,53 @@ export class BatchRepository {
       if (unknown.length > 0) results[index] = failure(errors.unknownTagsInItem(index, unknown))
       return unknown.length === 0
     })
-    // Each statement answers rows numbered by the item's place (from 1) in the array it was given; it answers
-    // the writes it did not do.
-    const step = async (statement: { name: string; sql: string }, batch: Write[], status: 200 | 201) => {
-      const left: Write[] = []
-      for (const [i, slice] of this.slices(batch).entries()) {
-        if (i > 0) await nextTurn()
-        const rows = await query<Written>(statement.name, statement.sql, [
-          tenantId,
-          JSON.stringify(slice.map(({ item }) => item)),
-        ])
-        const done = new Set<number>()
-        for (const row of rows) {
-          const write = slice[row.n - 1] as Write
-          results[write.index] = { status, contact: row }
-          done.add(row.n - 1)
-        }
-        left.push(...slice.filter((_write, n) => !done.has(n)))
-      }
-      return left
+    // Items whose email names a contact are updated (or found already so); the others are created. An item whose
+    // create was skipped (its email created meanwhile by another transaction, or its instant taken) goes round
+    // again: it is then an update, or a create at another instant.
+    const found: Write[] = []
+    for (const [i, slice] of this.slices(writes).entries()) {
+      if (i > 0) await nextTurn()
+      await this.writeSlice(query, tenantId, slice, results, counts, found)
     }
-    if (writes.length === 0) return
-    await query(batchSql.TENANT_LOCK.name, batchSql.TENANT_LOCK.sql, [tenantId])
-    // Each item goes to the one statement that can write it: its items are what a statement's time and memory
-    // grow with. The tenant's lock, taken first, keeps other writers from creating a contact meanwhile.
-    const existing = new Set(
-      (
-        await query<{ email: string }>(batchSql.EXISTING.name, batchSql.EXISTING.sql, [
-          tenantId,
-          writes.map(({ item }) => item.email),
-        ])
-      ).map((row) => row.email),
-    )
-    const named = writes.filter(({ item }) => existing.has(item.email))
-    const unchanged = await step(batchSql.UPDATE, named, 200)
-    counts.updated = named.length - unchanged.length
-    const fresh = writes.filter(({ item }) => !existing.has(item.email))
-    const notCreated = await step(batchSql.INSERT, fresh, 201)
-    counts.created = fresh.length - notCreated.length
-    const unread = await step(batchSql.READ, unchanged, 200)
-    counts.unchanged = unchanged.length
-    // Every email of the batch is now a contact of the tenant, updated, created, or found as it was.
-    if (notCreated.length > 0 || unread.length > 0) {
-      throw new Error(`${notCreated.length + unread.length} batch items found no contact after their upsert`)
+    // The contacts found already as asked, read after the writes (their rows are locked until the end).
+    counts.unchanged = found.length
+    for (const [i, slice] of this.slices(found).entries()) {
+      if (i > 0) await nextTurn()
+      for (const row of await query<Written>(batchSql.READ.name, batchSql.READ.sql, itemsOf(tenantId, slice))) {
+        results[(slice[row.n - 1] as Write).index] = { status: 200, contact: row }
+      }
+    }
+  }
+
+  /** Updates or creates the items of `slice`, round after round; adds those found already as asked to `found`. */
+  private async writeSlice(
+    query: Query,
+    tenantId: string,
+    slice: Write[],
+    results: (BatchResult | undefined)[],
+    counts: { created: number; updated: number },
+    found: Write[],
+  ): Promise<void> {
+    let pending = slice
+    for (let round = 1; pending.length > 0; round++) {
+      if (round > BATCH_ROUNDS) throw new Error(`${pending.length} batch items neither updated nor created`)
+      const batch = pending
+      const locked = await query<{ n: number }>(batchSql.LOCK.name, batchSql.LOCK.sql, itemsOf(tenantId, batch))
+      const named = new Set(locked.map(({ n }) => batch[n - 1] as Write))
+      const existing = batch.filter((write) => named.has(write))
+      const changed = new Set<Write>()
+      if (existing.length > 0) {
+        const rows = await query<Written>(batchSql.UPDATE.name, batchSql.UPDATE.sql, itemsOf(tenantId, existing))
+        for (const row of rows) {
+          const write = existing[row.n - 1] as Write
+          results[write.index] = { status: 200, contact: row }
+          changed.add(write)
+        }
+      }
+      counts.updated += changed.size
+      found.push(...existing.filter((write) => !changed.has(write)))
+      const absent = batch.filter((write) => !named.has(write))
+      pending = absent.length === 0 ? [] : await this.create(query, tenantId, absent, results, counts)
     }
   }
 }

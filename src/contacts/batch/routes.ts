@@ -37,7 +37,7 @@ const MINIMUM_SHARE = 16
 /** The repository and the admission on the app, for the route (and tests that look inside them). */
 export const batchRepository = fp(
   async function batchRepository(fastify) {
-    fastify.decorate('batches', new BatchRepository(fastify.db))
+    fastify.decorate('batches', new BatchRepository(fastify.db, fastify.erasedEmails))
     fastify.decorate(
       'batchAdmission',
       new BatchAdmission({
@@ -49,7 +49,7 @@ export const batchRepository = fp(
       }),
     )
   },
-  { name: 'batch-repository', dependencies: ['database'] },
+  { name: 'batch-repository', dependencies: ['database', 'erased-emails'] },
 )
 
 /** The Content-Length of the request, when it declares one. */

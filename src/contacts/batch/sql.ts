@@ -1,128 +1,132 @@
 // The batch import's SQL, built from how a Contact is stored (src/contacts/model.ts), as the single writes' is.
 // Items travel as one JSON array parameter ($2), each the item as validated, so that one prepared statement
 // serves every batch whatever fields its items carry: `item ? 'field'` tells a field given from one left out.
-// A row answered carries `n`, the item's place (from 1) in the array it came in.
+// Every statement is one plain statement on one tenant's rows (no data-modifying CTE), so that a distributed
+// PostgreSQL (Citus) runs each on the tenant's node alone, as one task.
+import { isoUtcReturned } from '../../db/iso-time.js'
 import { statementName } from '../../db/statement-name.js'
+import { FEED_ANCHOR_SQL } from '../../events/sql.js'
 import { type ContactStorage, contact } from '../model.js'
 import { selectListOf } from '../sql.js'
 
-/** The items of `$2` with their place and their key (the lower-cased email, as the per-tenant index has it). */
-const ITEMS = `items AS (
-    SELECT i.item, i.n::int AS n, lower(i.item->>'email') AS key
-    FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS i(item, n))`
-
-/** The tenant's tags an item names (the item `i`), as rows of `tags t`. */
-const ITEM_TAGS = `tags t WHERE t.tenant_id = $1 AND t.name IN (SELECT jsonb_array_elements_text(i.item->'tags'))`
+/** The items of `$2` (`i.item`), with their place (`i.n`, from 1). */
+const ITEMS = 'jsonb_array_elements($2::jsonb) WITH ORDINALITY AS i(item, n)'
+/** An item's key: its lower-cased email, as the per-tenant unique index has it. */
+const KEY = "lower(i.item->>'email')"
 
 const named = (prefix: string, sql: string) => ({ name: statementName(prefix, sql), sql })
 
+type BatchField = ContactStorage['batch'][number]
+
 export function batchStatements(storage: ContactStorage) {
   const selectList = selectListOf(storage)
-  const given = ({ field, stored }: ContactStorage['batch'][number]) => `(i.item->>'${field}')${stored.cast}`
+  /** The value an item gives a field, typed. */
+  const given = ({ field, stored }: BatchField) =>
+    stored.list ? `ARRAY(SELECT jsonb_array_elements_text(i.item->'${field}'))` : `(i.item->>'${field}')${stored.cast}`
   const updatable = storage.batch.filter(({ field }) => field !== 'email')
   const serverSet = storage.create.flatMap(({ stored, from }) =>
     'value' in from ? [{ column: stored.column, value: `'${from.value.replaceAll("'", "''")}'${stored.cast}` }] : [],
   )
+  /** In `x`: whether the item gives the field, and its value. */
+  const givenFlag = (spec: BatchField) => `has_${spec.stored.column}`
+  const givenValue = (spec: BatchField) => `given_${spec.stored.column}`
+  /** The value the UPDATE writes: the item's, added to the contact's list, or the contact's own. */
+  const value = (spec: BatchField) =>
+    spec.adds
+      ? `c.${spec.stored.column} || x.${givenValue(spec)}`
+      : `CASE WHEN x.${givenFlag(spec)} THEN x.${givenValue(spec)} ELSE c.${spec.stored.column} END`
+  /** Whether the UPDATE changes the field: a list only when the item adds a name the contact does not have. */
+  const kept = updatable.filter((spec) => !spec.adds)
+  const added = updatable.filter((spec) => spec.adds)
 
   /**
-   * Creates the items whose email names no contact, in the items' order, with their tags. created_at is each
-   * row's clock_timestamp(), distinct from row to row, so the trigger that keeps it unique rarely moves one; a NULL
-   * acquired_at follows it. An email taken meanwhile by another transaction is skipped (ON CONFLICT), for the
-   * update that follows to find.
+   * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
+   * other in a circle; answers the places of the items that name one. The UPDATE that follows then reads them as
+   * they are, changed by no one else meanwhile.
    */
-  const INSERT = named(
-    'contacts_batch_insert',
-    `WITH ${ITEMS},
-  inserted AS (
-    INSERT INTO contacts (id, tenant_id, created_at, acquired_at, ${[
-      ...storage.batch.map(({ stored }) => stored.column),
-      ...serverSet.map(({ column }) => column),
-    ].join(', ')})
-    SELECT gen_random_uuid(), $1, clock_timestamp(), NULL, ${[
-      ...storage.batch.map((spec) =>
-        spec.absent === null ? given(spec) : `COALESCE(${given(spec)}, '${spec.absent}'${spec.stored.cast})`,
-      ),
-      ...serverSet.map(({ value }) => value),
-    ].join(', ')}
-    FROM items i
-    WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = i.key)
-    ORDER BY i.n
-    ON CONFLICT (tenant_id, email_key) DO NOTHING
-    RETURNING *),
-  linked AS (
-    INSERT INTO contact_tags (contact_id, tag_id)
-    SELECT c.id, t.id FROM inserted c JOIN items i ON i.key = c.email_key, ${ITEM_TAGS})
-  SELECT i.n, ${selectList('c', `ARRAY(SELECT t.name FROM ${ITEM_TAGS} ORDER BY t.name COLLATE "C")`)}, c.version
-  FROM inserted c JOIN items i ON i.key = c.email_key`,
+  const LOCK = named(
+    'contacts_batch_lock',
+    `SELECT i.n::int AS n FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}
+  ORDER BY c.email_key FOR NO KEY UPDATE OF c`,
   )
-
-  const value = (spec: ContactStorage['batch'][number]) =>
-    `CASE WHEN i.item ? '${spec.field}' THEN ${given(spec)} ELSE c.${spec.stored.column} END`
 
   /**
    * Sets the fields given and adds the tags named, on the contacts the items' emails name, and only where that
    * changes something: an item already true of its contact writes nothing (no version, no updatedAt, no event).
-   * The rows are locked first in the order of their keys, so that two batches never wait on each other in a
-   * circle. The answer's tags are the contact's and the added ones (the statement does not see its own links).
-   * updated_at moves forward at least a microsecond: an item that only adds tags sets every column as it was,
-   * and when a write committed since this transaction's now() the row would be left identical, so its version
-   * (the ETag, moved by a trigger only when the row changes) would not move with the tags.
+   * The items' values are read and cast in `x` (kept apart by OFFSET 0), so that the UPDATE itself calls no
+   * function on a column (Citus runs an UPDATE on its nodes only then). Answers the contacts it changed, as written.
    */
   const UPDATE = named(
     'contacts_batch_update',
-    `WITH ${ITEMS},
-  targets AS MATERIALIZED (
-    SELECT c.id, i.item FROM items i JOIN contacts c ON c.tenant_id = $1 AND c.email_key = i.key
-    ORDER BY c.email_key FOR NO KEY UPDATE OF c),
-  added AS (
-    SELECT x.id AS contact_id, t.id AS tag_id FROM targets x CROSS JOIN LATERAL (
-      SELECT t.id FROM tags t WHERE t.tenant_id = $1 AND t.name IN (SELECT jsonb_array_elements_text(x.item->'tags'))
-        AND NOT EXISTS (SELECT 1 FROM contact_tags ct WHERE ct.contact_id = x.id AND ct.tag_id = t.id)) t),
-  linked AS (INSERT INTO contact_tags (contact_id, tag_id) SELECT contact_id, tag_id FROM added ON CONFLICT DO NOTHING),
-  updated AS (
-    UPDATE contacts c SET ${updatable.map((spec) => `${spec.stored.column} = ${value(spec)}`).join(', ')},
-      updated_at = GREATEST(now(), c.updated_at + interval '1 microsecond')
-    FROM targets i
-    WHERE c.id = i.id AND c.tenant_id = $1
-      AND ((${updatable.map((spec) => `c.${spec.stored.column}`).join(', ')}, 0)
-        IS DISTINCT FROM (${updatable.map(value).join(', ')}, 0)
-        OR c.id IN (SELECT contact_id FROM added))
-    RETURNING c.*)
-  SELECT i.n, ${selectList(
-    'c',
-    `ARRAY(SELECT u.name FROM (SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id
-      WHERE ct.contact_id = c.id UNION SELECT t.name FROM ${ITEM_TAGS}) u ORDER BY u.name COLLATE "C")`,
-  )}, c.version
-  FROM updated c JOIN items i ON i.key = c.email_key`,
+    `UPDATE contacts c SET ${updatable.map((spec) => `${spec.stored.column} = ${value(spec)}`).join(', ')},
+    updated_at = GREATEST(now(), c.updated_at)
+  FROM (
+    SELECT i.n::int AS n, ${KEY} AS key, ${updatable
+      .map((spec) => `i.item ? '${spec.field}' AS ${givenFlag(spec)}, ${given(spec)} AS ${givenValue(spec)}`)
+      .join(', ')}
+    FROM ${ITEMS} OFFSET 0) x
+  WHERE c.tenant_id = $1 AND c.email_key = x.key
+    AND ((${kept.map((spec) => `c.${spec.stored.column}`).join(', ')}, 0)
+      IS DISTINCT FROM (${kept.map(value).join(', ')}, 0)${added
+        .map((spec) => `\n      OR NOT (x.${givenValue(spec)} <@ c.${spec.stored.column})`)
+        .join('')})
+  RETURNING x.n, ${selectList('c', isoUtcReturned)}, c.version`,
   )
 
-  /** The contacts the items' emails name, as they are: for the items that changed nothing. */
+  /** The contacts the items' emails name, as they are now: those the batch found already as asked. */
   const READ = named(
     'contacts_batch_read',
-    `WITH ${ITEMS}
-  SELECT i.n, ${selectList(
-    'c',
-    `ARRAY(SELECT t.name FROM contact_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.contact_id = c.id
-      ORDER BY t.name COLLATE "C")`,
-  )}, c.version
-  FROM items i JOIN contacts c ON c.tenant_id = $1 AND c.email_key = i.key`,
+    `SELECT i.n::int AS n, ${selectList('c')}, c.version
+  FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}`,
   )
 
   /**
-   * The tenant's lock on creating contacts, the one the insert trigger takes (contacts_before_write), taken first:
-   * every writer then takes its locks in one order (this lock, contact rows, the tenant's event counter), so a
-   * batch and a PATCH or another batch never wait on each other in a circle.
+   * The tenant's row in event_feeds, which the INSERT reads its tenant from: Citus runs an INSERT … SELECT on one
+   * node, as one statement, when it selects from a table distributed as the target is.
    */
-  const TENANT_LOCK = named(
-    'contacts_batch_lock',
-    "SELECT pg_advisory_xact_lock(hashtextextended('rubrica.contacts.created_at:' || $1::text, 0))::text AS locked",
+  const ANCHOR = named('contacts_batch_anchor', FEED_ANCHOR_SQL)
+
+  /**
+   * Where the new contacts' createdAt starts: the clock, or just past the tenant's latest createdAt of the last
+   * second, whichever is later (a clock that counts milliseconds, as the embedded database's does, would give two
+   * batches of one millisecond the same instants).
+   */
+  const CLOCK = named(
+    'contacts_batch_clock',
+    `SELECT GREATEST(clock_timestamp(), (SELECT max(c.created_at) FROM contacts c
+      WHERE c.tenant_id = $1 AND c.created_at > clock_timestamp() - interval '1 second') + interval '1 microsecond')::text
+    AS at`,
   )
 
-  /** Which of the emails `$2` name a contact of the tenant (without regard to case), as they were given. */
-  const EXISTING = named(
-    'contacts_batch_existing',
-    `SELECT e.email FROM unnest($2::text[]) AS e(email)
-  WHERE EXISTS (SELECT 1 FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = lower(e.email))`,
+  /**
+   * Creates the items whose email names no contact, with the ids given in the items. Rows go in in the order of
+   * their keys, so that two transactions creating the same emails wait on each other in one order, never in a
+   * circle; createdAt follows the items' order, a microsecond apart from `$3`; a NULL acquired_at follows it. An
+   * item whose email's keyed hash (the item's `emailHash`, null without the instance's key) is an erased address
+   * of the tenant is not created: read in this statement's snapshot, as the contacts it looks for are, so that an
+   * erasure committing meanwhile is seen either way (its erased address, or its contact still there). An item
+   * skipped by a unique key (its email created meanwhile by another transaction, or, rarely, its instant taken by
+   * one) or by an erasure answers no row, for the caller to tell which. Answers each contact created with its key.
+   */
+  const INSERT = named(
+    'contacts_batch_insert',
+    `INSERT INTO contacts AS c (id, tenant_id, created_at, acquired_at, ${[
+      ...storage.batch.map(({ stored }) => stored.column),
+      ...serverSet.map(({ column }) => column),
+    ].join(', ')})
+  SELECT (i.item->>'id')::uuid, a.tenant_id, $3::timestamptz + make_interval(secs => (i.n - 1) / 1e6), NULL, ${[
+    ...storage.batch.map((spec) =>
+      spec.absent === null ? given(spec) : `COALESCE(${given(spec)}, '${spec.absent}'${spec.stored.cast})`,
+    ),
+    ...serverSet.map(({ value }) => value),
+  ].join(', ')}
+  FROM event_feeds a CROSS JOIN ${ITEMS}
+  WHERE a.tenant_id = $1
+    AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = ${KEY})
+    AND NOT EXISTS (SELECT 1 FROM erased_emails x WHERE x.tenant_id = $1 AND x.email_hash = (i.item->>'emailHash')::bpchar)
+  ORDER BY ${KEY}
+  ON CONFLICT DO NOTHING
+  RETURNING c.email_key AS key, ${selectList('c', isoUtcReturned)}, c.version`,
   )
 
   /** Which of the names `$2` are tags of the tenant. */
@@ -131,7 +135,7 @@ export function batchStatements(storage: ContactStorage) {
     'SELECT name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[])',
   )
 
-  return { TENANT_LOCK, EXISTING, INSERT, UPDATE, READ, KNOWN_TAGS }
+  return { KNOWN_TAGS, LOCK, UPDATE, READ, ANCHOR, CLOCK, INSERT }
 }
 
 export const batchSql = batchStatements(contact.storage)

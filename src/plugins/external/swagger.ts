@@ -100,7 +100,7 @@ export function swaggerOptions(config: Config): FastifyDynamicSwaggerOptions {
             description:
               'Chiave API nell’intestazione `Authorization: Bearer svc_…`. Ogni operazione indica lo scope ' +
               `richiesto (${SCOPES.join(', ')}); il ruolo viewer può solo leggere, e solo il ruolo admin ` +
-              'gestisce i webhook.',
+              'gestisce i webhook e cancella o esporta un contatto su richiesta dell’interessato.',
           },
         },
       },
