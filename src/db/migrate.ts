@@ -12,7 +12,7 @@ import type { SqlSession } from './sql-session.js'
 export const defaultMigrationsDir = fileURLToPath(new URL('../../prisma/migrations', import.meta.url))
 
 /** The advisory lock id Prisma's own engine takes, so ours and theirs also exclude each other. */
-const PRISMA_MIGRATE_LOCK_ID = 72707369
+export const PRISMA_MIGRATE_LOCK_ID = 72707369
 
 export class MigrationError extends OperatorError {}
 

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { defaultMigrationsDir, deployMigrations, MigrationError } from '../../src/db/migrate.ts'
+import { defaultMigrationsDir, deployMigrations, MigrationError, PRISMA_MIGRATE_LOCK_ID } from '../../src/db/migrate.ts'
 import { pgliteSession, pgSession, type SqlSession } from '../../src/db/sql-session.ts'
 import { adminUrl, createTestDatabase } from '../database.ts'
 
@@ -186,8 +186,12 @@ if (process.env.TEST_DATABASE_URL) {
       rows.every((row) => row.finished_at !== null),
       'all finished',
     )
+    // This database's migration lock only: other tests' databases on the same server take it too.
     const locks = await session.query<{ count: number }>(
-      "SELECT count(*)::int AS count FROM pg_locks WHERE locktype = 'advisory' AND granted",
+      `SELECT count(*)::int AS count FROM pg_locks
+       WHERE locktype = 'advisory' AND granted AND objid = $1::bigint::oid
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      [PRISMA_MIGRATE_LOCK_ID],
     )
     t.equal(locks[0]?.count, 0, 'the migration lock was released')
   })

@@ -6,7 +6,7 @@ import t from 'tap'
 import { build, createTenantWithKey } from '../helper.ts'
 
 /** Sends raw bytes and returns everything the server answered before closing (or `waitMs` passing). */
-function exchange(port: number, chunks: string[], waitMs = 6000): Promise<string> {
+function exchange(port: number, chunks: string[], waitMs = 10_000): Promise<string> {
   return new Promise((resolve) => {
     let answer = ''
     const socket = connect(port, '127.0.0.1', () => {
@@ -39,7 +39,7 @@ t.test('malformed requests get the envelope, and no log line holds the key', asy
     t,
     // Short enough to wait for the 408, long enough that a loaded machine (the suite runs files side by side)
     // does not turn a stall between accepting a connection and reading it into a 408 for the other cases.
-    { LOG_LEVEL: 'trace', REQUEST_TIMEOUT_MS: '3000', HEADERS_TIMEOUT_MS: '3000' },
+    { LOG_LEVEL: 'trace', REQUEST_TIMEOUT_MS: '6000', HEADERS_TIMEOUT_MS: '6000' },
     { write: (line: string) => lines.push(line) },
   )
   const { key } = await createTenantWithKey(app)
