@@ -6,7 +6,8 @@
 // `[]` costs the same way.
 // Fix: every JSON body is scanned before it is parsed and refused (400 invalid_body) past 32 levels or 10,000
 // objects and lists (src/plugins/app/json-shape.ts); the batch's body limit is 7.4 MB.
-// Without the fix /health's slowest answer below is several seconds, far past the 1 s allowed.
+// Without the fix /health's slowest answer below was 2.3 s and a read's 3.2 s, past the 1.5 s allowed (a margin for a
+// loaded machine: with the fix, on a busy two-core one, about 0.4 and 0.6 s).
 import t from 'tap'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
 import { MAX_JSON_CONTAINERS, MAX_JSON_DEPTH } from '../../src/plugins/app/json-shape.ts'
@@ -14,6 +15,7 @@ import { listen } from '../fuzz/sockets.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
 const BATCH = '/api/v1/contacts/batch'
+const ALLOWED_MS = 1500
 
 /** `{"contacts":[` + `open` repeated + `close` repeated + `]}`, `bytes` long at most. */
 function nestedBody(open: string, close: string, bytes: number): string {
@@ -86,12 +88,12 @@ t.test('deeply nested bodies are refused unparsed, and /health and another tenan
   }
   const slowestHealth = Math.max(...healthTimes)
   t.ok(
-    slowestHealth < 1000,
+    slowestHealth < ALLOWED_MS,
     `/health answered ${healthTimes.length} times, the slowest in ${Math.round(slowestHealth)} ms`,
   )
   const slowestRead = Math.max(...reads.map((r) => r.ms))
   t.same([...new Set(reads.map((r) => r.status))], [200], `the other tenant's ${reads.length} reads all succeeded`)
-  t.ok(slowestRead < 1000, `the other tenant's slowest read took ${Math.round(slowestRead)} ms`)
+  t.ok(slowestRead < ALLOWED_MS, `the other tenant's slowest read took ${Math.round(slowestRead)} ms`)
 
   // The issue's own body is now larger than the batch's limit: refused on its Content-Length, unread.
   const issueBody = `{"contacts":[${'['.repeat(10_000_000)}${']'.repeat(10_000_000)}]}`
@@ -105,5 +107,5 @@ t.test('deeply nested bodies are refused unparsed, and /health and another tenan
     () => 'cut',
   )
   t.ok(tooLarge === 413 || tooLarge === 'cut', `the issue's 20 MB body: ${tooLarge}`)
-  t.ok(performance.now() - started < 1000, 'at once')
+  t.ok(performance.now() - started < ALLOWED_MS, 'at once')
 })
