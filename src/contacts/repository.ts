@@ -81,7 +81,15 @@ export class ContactRepository {
    * has erased addresses, the insert itself refuses an erased one (CREATE_GUARDED_SQL): still one statement.
    */
   async create(tenantId: string, input: ContactCreate, query: Query = this.db.query): Promise<CreateResult> {
-    const guarded = await this.erased.guarded(query, tenantId)
+    const release = (await this.erased.guarded(query, tenantId)) ? null : this.erased.createUnguarded(tenantId)
+    try {
+      return await this.insert(tenantId, input, query, release === null)
+    } finally {
+      release?.()
+    }
+  }
+
+  private async insert(tenantId: string, input: ContactCreate, query: Query, guarded: boolean): Promise<CreateResult> {
     const hash = guarded ? this.erased.hash(input.email) : null
     if (guarded && hash === null) return { kind: 'unverifiable' }
     for (let attempt = 1; ; attempt++) {

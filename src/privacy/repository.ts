@@ -34,12 +34,13 @@ export class PrivacyRepository {
 
   /**
    * Erases the contact; false when the tenant has no such contact (never had, or erased already). The tenant's
-   * creates check erased addresses from before the transaction begins on this instance, and other instances
-   * hear it when it commits (a notification sent by the transaction itself).
+   * creates check erased addresses from before the transaction begins on this instance, which first waits for
+   * the creates already under way without the check; other instances hear it when it commits (a notification
+   * sent by the transaction itself).
    */
   async erase(tenantId: string, contactId: string, by: ErasedBy): Promise<boolean> {
     if (!this.erased.available) throw new Error('no secrets key: callers refuse before this')
-    this.erased.erasing(tenantId)
+    await this.erased.erasingHere(tenantId)
     return this.db.transaction(async (query) => {
       const [row] = await query<{ id: string; emailKey: string | null }>('erasure_delete', ERASE_SQL, [
         tenantId,
