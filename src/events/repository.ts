@@ -116,7 +116,7 @@ export class EventRepository {
         const [row] = await query<{ deleted: number; xid: string | null; n: string | null }>(
           'events_purge',
           PURGE_SQL,
-          [tenantId, kept?.xid ?? null, kept?.n ?? null, PURGE_BATCH],
+          [tenantId, kept?.xid ?? null, kept?.n ?? null, PURGE_BATCH, this.retentionDays],
         )
         if (row && row.deleted > 0) await query('events_purged', PURGED_SQL, [tenantId, row.xid, row.n])
         return row?.deleted ?? 0

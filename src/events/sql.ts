@@ -86,12 +86,15 @@ export const FIRST_KEPT_SQL = `SELECT xid::text AS xid, n::text AS n FROM events
 
 /**
  * Deletes up to `$4` of the tenant's events before position ($2, $3) (all of them when `$2` is null), oldest
- * first; answers how many, and the position of the last.
+ * first, and only those older than the retention (`$5` days): whatever happened since the first kept position was
+ * read (a tenant's first events committed meanwhile), no recent event goes. Answers how many, and the position of
+ * the last.
  */
 export const PURGE_SQL = `WITH doomed AS (
     DELETE FROM events e WHERE e.tenant_id = $1 AND (e.xid, e.n) IN (
       SELECT xid, n FROM events WHERE tenant_id = $1
         AND ($2::bigint IS NULL OR (xid, n) < ($2::bigint, $3::bigint))
+        AND occurred_at < now() - make_interval(days => $5::int)
       ORDER BY xid, n LIMIT $4)
     RETURNING e.xid, e.n)
   SELECT count(*)::int AS deleted, max(xid)::text AS xid,

@@ -2,6 +2,7 @@
 // contact as GET returned it; followed by `next`, every committed event exactly once, a contact's events in order.
 import t from 'tap'
 import { archiveContact } from '../../src/admin/contacts.ts'
+import { PURGE_SQL } from '../../src/events/sql.ts'
 import { LIST } from '../fuzz/support.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
@@ -103,6 +104,31 @@ t.test('bad and foreign positions; positions past the retention are gone', async
   t.equal(still.statusCode, 200, 'a position at the purged end still reads on')
   t.equal(still.json().data.length, 1)
   t.equal((await get(mine.key, '')).json().data.length, 1, 'without after: from the oldest kept')
+})
+
+// Found by an outsider on PostgreSQL: every event of two tenants older than a few minutes was purged, with 30 days
+// of retention. The purge read where to stop, then deleted everything before it, or everything when it had read
+// no recent event (as for a tenant whose first events commit in between): the deletion itself now spares every
+// event within the retention, whatever was read before.
+t.test('a purge that read no position to stop at still deletes no event within the retention', async (t) => {
+  const { app } = await build(t)
+  const { key, tenantId } = await createTenantWithKey(app)
+  for (let i = 0; i < 3; i++) await request(app, key, { method: 'POST', url: LIST, payload: { email: `p${i}@b.it` } })
+  await app.db.query(
+    'age_one',
+    `UPDATE events SET occurred_at = now() - interval '40 days'
+      WHERE tenant_id = $1 AND (xid, n) = (SELECT xid, n FROM events WHERE tenant_id = $1 ORDER BY xid, n LIMIT 1)`,
+    [tenantId],
+  )
+  const [purged] = await app.db.query<{ deleted: number }>('purge_unbounded', PURGE_SQL, [
+    tenantId,
+    null,
+    null,
+    100,
+    30,
+  ])
+  t.equal(purged?.deleted, 1, 'only the event past the retention')
+  t.equal((await request(app, key, { method: 'GET', url: FEED })).json().data.length, 2, 'the recent two are kept')
 })
 
 t.test('eight writers committing at once: a follower sees every change exactly once, in order', async (t) => {
