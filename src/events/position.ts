@@ -12,6 +12,9 @@ const SPAN = 10_000_000_000n
 
 export const START: Position = { xid: 0n, n: 0n }
 
+/** The largest transaction id a position holds (PostgreSQL's bigint): past it, no answer can have given one. */
+export const LARGEST_XID = 2n ** 63n - 1n
+
 export function encodePosition({ xid, n }: Position): string {
   return (xid * SPAN + n).toString()
 }

@@ -6,7 +6,15 @@ import type { Database } from '../db/database.js'
 import { schedulePurge, tenantsInTurn } from '../db/housekeeping.js'
 import { errors } from '../errors/catalogue.js'
 import type { Event, EventListQuery, EventPage } from './model.js'
-import { comparePositions, decodePosition, encodePosition, type Position, positionOf, START } from './position.js'
+import {
+  comparePositions,
+  decodePosition,
+  encodePosition,
+  LARGEST_XID,
+  type Position,
+  positionOf,
+  START,
+} from './position.js'
 import { FIRST_KEPT_SQL, PURGE_SQL, PURGED_SQL, pageStatement } from './sql.js'
 
 interface PageRow {
@@ -74,6 +82,7 @@ export class EventRepository {
    */
   async page(tenantId: string, query: EventListQuery): Promise<EventPage> {
     const given = query.after === undefined || query.after === 'now' ? START : decodePosition(query.after)
+    if (given.xid > LARGEST_XID) throw errors.unknownPosition()
     const types = query.type === undefined ? undefined : [query.type]
     const { events, end, purged } = await this.read(tenantId, given, query.limit + 1, types)
     if (query.after === 'now') return { data: [], next: encodePosition(end), hasMore: false }
