@@ -35,7 +35,7 @@ export async function eraseContact(
 ): Promise<Erased> {
   const tenant = await assertTenantExists(database.prisma, tenantId)
   const id = assertUuid(contactId, 'Contact id')
-  if (!(await repository(database, secretKey).erase(tenant, id, { source: 'cli' }))) {
+  if ((await repository(database, secretKey).erase(tenant, id, { source: 'cli' })) === 'not_found') {
     throw new AdminError(`Contact ${id} does not exist in tenant ${tenant} (never did, or was erased already).`)
   }
   return { id, tenantId: tenant }

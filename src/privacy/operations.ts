@@ -19,13 +19,19 @@ export const eraseContact = {
     'l’email: creare di nuovo un contatto con quell’email, con POST o con un’importazione, è rifiutato (409 ' +
     'contact_erased) finché un amministratore del servizio non lo riammette. Irreversibile. Una seconda ' +
     'cancellazione dello stesso id dà 404, come un id inesistente. Servono il ruolo admin e lo scope ' +
-    'contacts:erase; 503 se il servizio non ha la chiave dei suoi segreti.',
+    'contacts:erase; 503 se il servizio non ha la chiave dei suoi segreti. Con If-Match la cancellazione avviene ' +
+    'solo se il contatto ha ancora quell’ETag (altrimenti 412 e nulla cambia).',
   tags,
   params: ContactParamsSchema,
   querystring: NoQuerySchema,
+  headers: Type.Object({
+    'if-match': Type.Optional(
+      Type.String({ description: 'ETag letto prima della cancellazione (o *)', examples: ['"v3"'] }),
+    ),
+  }),
   response: {
     204: noContent('Cancellato'),
-    ...errorResponses([...COMMON_CODES, 'not_found']),
+    ...errorResponses([...COMMON_CODES, 'not_found', 'precondition_failed']),
   },
 }
 

@@ -12,11 +12,18 @@ import {
   ALLOW_SQL,
   ERASE_SQL,
   ERASURES_SQL,
+  EXISTS_SQL,
   EXPORT_SQL,
   FORGET_ANSWERS_SQL,
   RECORD_SQL,
   REMEMBER_EMAIL_SQL,
 } from './sql.js'
+
+/** The versions (ETags) an erasure under If-Match may erase, or `*`: any. */
+export type ExpectedVersions = readonly number[] | '*'
+
+/** What an erasure did: erased, found no such contact, or found it at another version than If-Match named. */
+export type Erased = 'erased' | 'not_found' | 'precondition_failed'
 
 /** Who asks for an erasure: an API key (its id), or an operator through the CLI. */
 export type ErasedBy = { source: 'api'; keyId: string } | { source: 'cli' }
@@ -33,20 +40,26 @@ export class PrivacyRepository {
   }
 
   /**
-   * Erases the contact; false when the tenant has no such contact (never had, or erased already). The tenant's
+   * Erases the contact, when it has one of the `expected` versions (If-Match); not_found when the tenant has no such
+   * contact (never had, or erased already). The tenant's
    * creates check erased addresses from before the transaction begins on this instance, which first waits for
    * the creates already under way without the check; other instances hear it when it commits (a notification
    * sent by the transaction itself).
    */
-  async erase(tenantId: string, contactId: string, by: ErasedBy): Promise<boolean> {
+  async erase(tenantId: string, contactId: string, by: ErasedBy, expected: ExpectedVersions = '*'): Promise<Erased> {
     if (!this.erased.available) throw new Error('no secrets key: callers refuse before this')
     await this.erased.erasingHere(tenantId)
-    return this.db.transaction(async (query) => {
+    return this.db.transaction(async (query): Promise<Erased> => {
       const [row] = await query<{ id: string; emailKey: string | null }>('erasure_delete', ERASE_SQL, [
         tenantId,
         contactId,
+        expected === '*' ? null : expected,
       ])
-      if (!row) return false
+      if (!row) {
+        if (expected === '*') return 'not_found'
+        const [exists] = await query<{ found: boolean }>('erasure_exists', EXISTS_SQL, [tenantId, contactId])
+        return exists?.found ? 'precondition_failed' : 'not_found'
+      }
       await query('erasure_forget_answers', FORGET_ANSWERS_SQL, [tenantId, row.id])
       // The tenant's creates of erased addresses insert through its event_feeds row (CREATE_GUARDED_SQL).
       await query('erasure_feed_anchor', FEED_ANCHOR_SQL, [tenantId])
@@ -54,7 +67,7 @@ export class PrivacyRepository {
       const hash = row.emailKey === null ? null : this.erased.hash(row.emailKey)
       if (hash !== null) await query('erasure_remember_email', REMEMBER_EMAIL_SQL, [tenantId, hash])
       await query('erasure_announce', 'SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, erasureAnnouncement(tenantId)])
-      return true
+      return 'erased'
     })
   }
 

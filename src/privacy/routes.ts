@@ -4,6 +4,7 @@
 // config, the repository filters by tenant.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { tenantOf } from '../auth/authorization.js'
+import { versionsOf } from '../contacts/entity-tags.js'
 import { errors } from '../errors/catalogue.js'
 import { eraseContact, exportContact } from './operations.js'
 
@@ -15,8 +16,10 @@ const privacy: FastifyPluginAsyncTypebox = async (fastify) => {
     if (!fastify.privacy.available) throw errors.erasureUnavailable()
     const keyId = request.auth?.keyId
     if (keyId === undefined) throw errors.missingAuthorization()
-    const erased = await fastify.privacy.erase(tenantOf(request), request.params.id, { source: 'api', keyId })
-    if (!erased) throw errors.notFound()
+    const expected = versionsOf(request.headers['if-match'])
+    const erased = await fastify.privacy.erase(tenantOf(request), request.params.id, { source: 'api', keyId }, expected)
+    if (erased === 'not_found') throw errors.notFound()
+    if (erased === 'precondition_failed') throw errors.preconditionFailed()
     return reply.code(204).send()
   })
 

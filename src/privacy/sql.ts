@@ -17,7 +17,11 @@ export const CONTACT_DATA_TABLES = ['contacts', 'events', 'idempotency_keys'] as
  * contacts trigger (the migration `erasure`), in this same statement.
  */
 export const ERASE_SQL = `DELETE FROM contacts WHERE tenant_id = $1 AND id = $2
+    AND ($3::int[] IS NULL OR version = ANY($3::int[]))
   RETURNING id, email_key AS "emailKey"`
+
+/** Whether the tenant has the contact: what tells 404 from 412 when an erasure under If-Match deleted nothing. */
+export const EXISTS_SQL = 'SELECT EXISTS (SELECT 1 FROM contacts WHERE tenant_id = $1 AND id = $2) AS found'
 
 /**
  * Deletes the tenant's stored Idempotency-Key answers that hold the contact ($2, its id as answers write it): the

@@ -100,7 +100,7 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
     listContacts: [['contacts:read'], ['200', ...everywhere]],
     getContact: [['contacts:read'], ['200', '304', '404', ...everywhere]],
     createContact: [['contacts:write'], ['201', '409', '413', '415', '422', ...everywhere]],
-    eraseContact: [['contacts:erase'], ['204', '404', ...everywhere]],
+    eraseContact: [['contacts:erase'], ['204', '404', '412', ...everywhere]],
     exportContact: [['contacts:read'], ['200', '404', ...everywhere]],
     importContacts: [['contacts:write'], ['200', '409', '413', '415', '422', ...everywhere]],
     updateContact: [['contacts:write'], ['200', '404', '412', '413', '415', ...everywhere]],

@@ -366,3 +366,33 @@ t.test('events delivered after the erasure carry nothing of the contact', async 
     for (const needle of needlesOf(who)) t.notOk(got.body.toLowerCase().includes(needle.toLowerCase()))
   }
 })
+
+// Found by an outsider: If-Match was ignored by DELETE, and an irreversible erasure went through a stale ETag.
+t.test('an erasure under If-Match erases only the version it names: 412 otherwise, and nothing changes', async (t) => {
+  const { app } = await build(t)
+  const { key } = await createTenantWithKey(app, { role: 'admin', scopes: ADMIN_SCOPES })
+  const made = await request(app, key, { method: 'POST', url: LIST, payload: { email: 'etag@example.it' } })
+  const id = (made.json() as { id: string }).id
+  const etag = made.headers.etag as string
+  await request(app, key, { method: 'PATCH', url: `${LIST}/${id}`, payload: { stage: 'customer' } })
+  const stale = await request(app, key, { method: 'DELETE', url: `${LIST}/${id}`, headers: { 'if-match': etag } })
+  t.equal(stale.statusCode, 412, 'the ETag read before the PATCH')
+  assertEnvelope(stale.json(), 412)
+  t.equal((stale.json() as { error: { code: string } }).error.code, 'precondition_failed')
+  const current = await request(app, key, { method: 'GET', url: `${LIST}/${id}` })
+  t.equal(current.statusCode, 200, 'nothing was erased')
+  t.equal(await app.db.prisma.erasure.count({ where: { contactId: id } }), 0, 'nor recorded')
+  const missing = await request(app, key, {
+    method: 'DELETE',
+    url: `${LIST}/00000000-0000-4000-8000-000000000000`,
+    headers: { 'if-match': etag },
+  })
+  t.equal(missing.statusCode, 404, 'an unknown id is 404 under If-Match too')
+  const erased = await request(app, key, {
+    method: 'DELETE',
+    url: `${LIST}/${id}`,
+    headers: { 'if-match': `"v0", ${current.headers.etag}` },
+  })
+  t.equal(erased.statusCode, 204, 'the current ETag among others')
+  t.equal((await request(app, key, { method: 'GET', url: `${LIST}/${id}` })).statusCode, 404)
+})
