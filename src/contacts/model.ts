@@ -9,22 +9,11 @@
 import { type Static, type TOptional, type TSchema, Type } from '@sinclair/typebox'
 import { EmailStatus, Stage } from '../generated/prisma/enums.js'
 import { EMAIL, Nullable, PHONE, PRINTABLE, Timestamp, VISIBLE_TEXT } from '../schemas/common.js'
+import { LIMITS } from '../schemas/limits.js'
 import { StringEnum } from '../schemas/string-enum.js'
 
 export const EMAIL_STATUSES = Object.values(EmailStatus)
 export const STAGES = Object.values(Stage)
-
-/** Limits the specification leaves open; documented in docs/api.md. */
-export const LIMITS = {
-  email: 254,
-  name: 100,
-  phone: 32,
-  consentType: 64,
-  tag: 64,
-  tagsPerContact: 100,
-  pageSize: 200,
-  defaultPageSize: 50,
-} as const
 
 /** Named in the document (components), so that generated clients get one type each, not a copy per use. */
 export const EmailStatusSchema = StringEnum(EMAIL_STATUSES, {
@@ -328,6 +317,15 @@ export const ErasedContactSchema = Type.Object(
 )
 export type ErasedContact = Static<typeof ErasedContactSchema>
 
+/** A conflict's `existing` member in the error envelope (src/errors/schemas.ts): the contact holding the email. */
+export const ExistingContactSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'Id del contatto che ha già questa email', examples: [EXAMPLE_ID] }),
+    status: Type.Ref(EmailStatusSchema),
+  },
+  { $id: 'ExistingContact', additionalProperties: false, description: 'Solo con conflict: il contatto già esistente' },
+)
+
 export const ContactListSchema = Type.Object(
   {
     data: Type.Array(Type.Ref(ContactSchema)),
@@ -381,9 +379,6 @@ export const ContactParamsSchema = Type.Object(
   { id: Type.String({ format: 'uuid', description: 'Id del contatto', examples: [EXAMPLE_ID] }) },
   { additionalProperties: false },
 )
-
-/** Operations that take no query parameter refuse any (400 invalid_query), as the list refuses unknown ones. */
-export const NoQuerySchema = Type.Object({}, { additionalProperties: false })
 
 /** The schemas routes refer to by $id: the document's components. */
 export const contactSchemas = [

@@ -5,7 +5,7 @@
 // PostgreSQL (Citus) runs each on the tenant's node alone, as one task.
 import { isoUtcReturned } from '../../db/iso-time.js'
 import { statementName } from '../../db/statement-name.js'
-import { FEED_ANCHOR_SQL } from '../../events/sql.js'
+import { FEED_ANCHOR_SQL } from '../../db/tenant-anchor.js'
 import { type ContactStorage, contact } from '../model.js'
 import { selectListOf } from '../sql.js'
 
