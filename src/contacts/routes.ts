@@ -1,4 +1,4 @@
-// Contacts endpoints. Thin by design: schemas validate and serialize (src/contacts/operations.ts), hooks
+// Contacts endpoints. Thin by design: schemas validate and serialize (src/contacts/route-schemas.ts), hooks
 // authorize from each route's config, the repository filters by tenant; conditional requests compare ETags
 // (entity-tags.ts) and a POST with an Idempotency-Key runs once (src/idempotency/).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
@@ -11,7 +11,7 @@ import { answerOnce } from '../idempotency/plugin.js'
 import type { StoredAnswer } from '../idempotency/repository.js'
 import { etagOf, isCurrent, versionsOf } from './entity-tags.js'
 import type { ContactCreate } from './model.js'
-import { createContact, getContact, listContacts, updateContact } from './operations.js'
+import { createContact, getContact, listContacts, updateContact } from './route-schemas.js'
 
 const read = { scopes: ['contacts:read'], access: 'read' } as const
 const write = { scopes: ['contacts:write'], access: 'write' } as const

@@ -5,7 +5,7 @@ import { API_PREFIX } from '../api-prefix.js'
 import { tenantOf } from '../auth/authorization.js'
 import { errors } from '../errors/catalogue.js'
 import { WEBHOOK_LIMITS } from './model.js'
-import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks } from './operations.js'
+import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks } from './route-schemas.js'
 import { refusedUrl } from './urls.js'
 
 /** What webhooks exist and where they point, and removing one: no contact data. */

@@ -9,7 +9,7 @@ import { errors } from '../../errors/catalogue.js'
 import { answerOnce } from '../../idempotency/plugin.js'
 import type { Ticket } from './admission.js'
 import { BATCH_ANSWER_BYTES, BATCH_BODY_LIMIT, BatchShapeSchema } from './model.js'
-import { importContacts } from './operations.js'
+import { importContacts } from './route-schemas.js'
 
 /** The Content-Length of the request, when it declares one. */
 function declaredLength(request: FastifyRequest): number | undefined {

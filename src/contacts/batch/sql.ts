@@ -1,4 +1,4 @@
-// The batch import's SQL, built from how a Contact is stored (src/contacts/model.ts), as the single writes' is.
+// The batch import's SQL, built from how a Contact is stored (src/contacts/describe.ts), as the single writes' is.
 // Items travel as one JSON array parameter ($2), each the item as validated, so that one prepared statement
 // serves every batch whatever fields its items carry: `item ? 'field'` tells a field given from one left out.
 // Every statement is one plain statement on one tenant's rows (no data-modifying CTE), so that a distributed

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox'
 import { BODY_CODES, COMMON_CODES, errorResponses, replayedHeader, success } from '../../openapi/responses.js'
 import { NoQuerySchema } from '../../schemas/limits.js'
-import { idempotencyHeaders } from '../operations.js'
+import { idempotencyHeaders } from '../route-schemas.js'
 import { BATCH_BODY_LIMIT, BatchResponseSchema, BatchUpsertSchema, MAX_BATCH_ITEMS } from './model.js'
 
 export const importContacts = {
