@@ -56,8 +56,8 @@ function pagesBelow(dir: string): string[] {
 t.test('each page of docs/ stays under 30 KB, the README under 12 KB', async (t) => {
   for (const page of pagesBelow('docs')) {
     const size = statSync(page).size
-    t.ok(size <= 30 * 1024, `${page}: ${size} bytes`)
+    t.ok(size <= 30_000, `${page}: ${size} bytes`)
   }
   const readme = statSync('README.md').size
-  t.ok(readme < 12 * 1024, `README.md: ${readme} bytes`)
+  t.ok(readme < 12_000, `README.md: ${readme} bytes`)
 })
