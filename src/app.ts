@@ -5,24 +5,25 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, Server } from 'node:http'
 import Fastify, { type FastifyHttpOptions, type FastifyInstance, type FastifyPluginAsync, LogController } from 'fastify'
 import fp from 'fastify-plugin'
+import announcements from './announcements/plugin.js'
 import apiV1 from './api.js'
-import apiRoutes, { API_PREFIX } from './auth/api-routes.js'
+import { API_PREFIX } from './api-prefix.js'
+import apiRoutes from './auth/api-routes.js'
 import { apiKeysRepository } from './auth/key-repository.js'
 import { type Config, trustProxy } from './config/config.js'
 import { secretKeyPlugin } from './config/secret-key.js'
-import { batchRepository } from './contacts/batch/routes.js'
-import { contactsRepository } from './contacts/repository.js'
+import contacts from './contacts/plugin.js'
 import type { Database } from './db/database.js'
 import database from './db/plugin.js'
+import demo from './demo/plugin.js'
 import errorEnvelope from './errors/envelope.js'
 import protocolErrors, { clientErrorHandler, frameworkErrors } from './errors/protocol-errors.js'
-import { eventsRepository } from './events/repository.js'
+import { errorDetailsPlugin, errorSchemasPlugin } from './errors/schemas.js'
+import events from './events/plugin.js'
 import health from './health/routes.js'
 import idempotency from './idempotency/plugin.js'
-import { sharedSchemas } from './openapi/components.js'
 import openapiDocument from './openapi/routes.js'
-import announcements from './plugins/app/announcements.js'
-import demo from './plugins/app/demo.js'
+import openapiSections from './openapi/sections.js'
 import jsonBody from './plugins/app/json-body.js'
 import metrics from './plugins/app/metrics.js'
 import redis from './plugins/app/redis.js'
@@ -33,8 +34,7 @@ import validation from './plugins/app/validation.js'
 import sensible from './plugins/external/sensible.js'
 import swagger from './plugins/external/swagger.js'
 import swaggerUi from './plugins/external/swagger-ui.js'
-import { erasedEmailsPlugin } from './privacy/erased-emails.js'
-import { privacyRepository } from './privacy/repository.js'
+import privacy from './privacy/plugin.js'
 import webhooks, { type WebhookPluginOptions } from './webhooks/plugin.js'
 
 declare module 'fastify' {
@@ -53,9 +53,11 @@ export interface AppOptions {
 
 /**
  * The app, assembled in layers: the guard that notes every route under /api/v1; the core (@fastify/sensible,
- * validation and parsing, response headers, logs, the database and what lives on it, Redis, metrics); errors;
- * the OpenAPI document; then the routes: health, the document's, and the /api/v1 scope with each feature's
- * routes. Plugins declare their dependencies, so a layer out of order stops the start.
+ * validation and parsing, response headers, logs, the database and what lives on it, what features add to the
+ * document and the error envelope); the features, each one plugin that adds its schemas, tags, repository and
+ * routes; Redis, metrics and errors; the OpenAPI document; then the routes: health, the document's, and the
+ * /api/v1 scope with the routes the features added. Plugins declare their dependencies, so a layer out of order
+ * stops the start.
  */
 export default async function serviceApp(fastify: FastifyInstance, options: AppOptions) {
   fastify.decorate('config', options.config)
@@ -67,22 +69,13 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await fastify.register(sensible)
   await registerAll([validation, jsonBody, responseHeaders, shutdown, requestLog])
   await fastify.register(database, { database: options.database })
-  await registerAll([
-    secretKeyPlugin,
-    erasedEmailsPlugin,
-    apiKeysRepository,
-    announcements,
-    contactsRepository,
-    batchRepository,
-    privacyRepository,
-    eventsRepository,
-    idempotency,
-    demo,
-  ])
+  await registerAll([secretKeyPlugin, apiKeysRepository, idempotency, demo, openapiSections, errorDetailsPlugin])
+  // The features, in the order of the document's tags, schemas and paths.
+  await registerAll([contacts, events])
   await fastify.register(webhooks, options.webhooks ?? {})
-  await registerAll([redis, metrics])
-  await registerAll([errorEnvelope, protocolErrors])
-  for (const schema of sharedSchemas) fastify.addSchema(schema)
+  await registerAll([privacy])
+  await registerAll([announcements, redis, metrics])
+  await registerAll([errorSchemasPlugin, errorEnvelope, protocolErrors])
   // Registered before the routes, so that it sees them all.
   await registerAll([swagger, swaggerUi])
   await registerAll([health, openapiDocument])

@@ -2,8 +2,9 @@
 // tenant's erasures (which contact, when, asked by which key or from the CLI: no personal data), and lift an
 // erased address when its person consents again, so that creates may bring it back. The same transaction and
 // statements as the API's (src/privacy/repository.ts); the instance's secrets key hashes addresses.
+
+import { ErasedEmails } from '../contacts/erased-emails.js'
 import type { Database } from '../db/database.js'
-import { ErasedEmails } from '../privacy/erased-emails.js'
 import type { ErasureRecord } from '../privacy/model.js'
 import { PrivacyRepository } from '../privacy/repository.js'
 import { EMAIL } from '../schemas/common.js'

@@ -1,4 +1,4 @@
-import { LIMITS } from '../contacts/model.js'
+import { LIMITS } from '../schemas/limits.js'
 import { assertTenantExists, cleanText } from './guards.js'
 import type { PrismaExecutor } from './prisma.js'
 

@@ -1,6 +1,6 @@
 // Resolves the Bearer API key of each request into request.auth. It refuses nothing itself, except a client
 // address that has used up its budget of refused requests: a key that needs a database lookup goes through the
-// rate limiter's keyLookupBudget (src/plugins/external/rate-limit.ts), which counts it against its address
+// rate limiter's keyLookupBudget (src/rate-limit/plugin.ts), which counts it against its address
 // first. The rate limiter then counts the request (per tenant, or per address when not authenticated), and
 // authorization refuses what must be refused.
 import fp from 'fastify-plugin'

@@ -1,7 +1,8 @@
 // How every command meets the database: opened from the same configuration as the server, brought up to date
 // when it is the embedded one, closed whatever happens. Errors propagate to runCli, which prints them.
-import { announceAuthChange } from '../admin/announce.js'
+
 import { AdminError } from '../admin/guards.js'
+import { announceAuthChange } from '../announcements/channel.js'
 import { type Config, loadConfig } from '../config/config.js'
 import { type Database, databaseOptionsFrom, openDatabase } from '../db/database.js'
 import { deployMigrations } from '../db/migrate.js'

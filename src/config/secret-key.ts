@@ -1,7 +1,7 @@
 // The instance's secrets key, which the database never holds: WEBHOOKS_SECRET_KEY, or on the embedded database a
 // key file made in DATA_DIR at the first start (private to the service's user, like the database beside it). It
 // seals webhooks' signing secrets (src/webhooks/secrets.ts), and keys, through a key derived from it for that one
-// use, the hashes of erased email addresses (src/privacy/erased-emails.ts). Features read it here, from one
+// use, the hashes of erased email addresses (src/contacts/erased-emails.ts). Features read it here, from one
 // place, so that none imports another for it.
 import { hkdfSync, randomBytes } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'

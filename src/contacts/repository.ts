@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { Database, Query } from '../db/database.js'
-import { FEED_ANCHOR_SQL } from '../events/sql.js'
+import { FEED_ANCHOR_SQL } from '../db/tenant-anchor.js'
 import type { EmailStatus } from '../generated/prisma/enums.js'
-import type { ErasedEmails } from '../privacy/erased-emails.js'
+import type { ErasedEmails } from './erased-emails.js'
 import type { Contact, ContactCreate, ContactList, ContactListQuery, ContactUpdate } from './model.js'
 import { statements } from './sql.js'
 

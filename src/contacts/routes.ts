@@ -1,8 +1,9 @@
-// Contacts endpoints. Thin by design: schemas validate and serialize (src/contacts/operations.ts), hooks
+// Contacts endpoints. Thin by design: schemas validate and serialize (src/contacts/route-schemas.ts), hooks
 // authorize from each route's config, the repository filters by tenant; conditional requests compare ETags
 // (entity-tags.ts) and a POST with an Idempotency-Key runs once (src/idempotency/).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { API_PREFIX } from '../api-prefix.js'
 import { tenantOf } from '../auth/authorization.js'
 import type { Query } from '../db/database.js'
 import { errors } from '../errors/catalogue.js'
@@ -10,7 +11,7 @@ import { answerOnce } from '../idempotency/plugin.js'
 import type { StoredAnswer } from '../idempotency/repository.js'
 import { etagOf, isCurrent, versionsOf } from './entity-tags.js'
 import type { ContactCreate } from './model.js'
-import { createContact, getContact, listContacts, updateContact } from './operations.js'
+import { createContact, getContact, listContacts, updateContact } from './route-schemas.js'
 
 const read = { scopes: ['contacts:read'], access: 'read' } as const
 const write = { scopes: ['contacts:write'], access: 'write' } as const
@@ -25,7 +26,7 @@ async function create(request: FastifyRequest, reply: FastifyReply, input: Conta
   if (result.kind === 'conflict') throw errors.conflict(result.existing)
   if (result.kind === 'erased') throw errors.contactErased()
   if (result.kind === 'unverifiable') throw errors.erasedCheckUnavailable()
-  const headers = { location: `/api/v1/contacts/${result.contact.id}`, etag: etagOf(result.contact.version) }
+  const headers = { location: `${API_PREFIX}/contacts/${result.contact.id}`, etag: etagOf(result.contact.version) }
   // The route's own serializer for a 201 (fast-json-stringify), as if the contact were sent.
   const body = String(reply.serializeInput(result.contact, '201', 'application/json'))
   return { status: 201, headers, body } satisfies StoredAnswer

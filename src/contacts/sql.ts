@@ -1,4 +1,4 @@
-// The SQL of the contacts repository, built from how a Contact is stored (src/contacts/model.ts): no list of
+// The SQL of the contacts repository, built from how a Contact is stored (src/contacts/describe.ts): no list of
 // columns is written here. Every statement is prepared by name (one per shape: combination of list filters, page
 // size, fields of a PATCH), so PostgreSQL plans each shape once per connection; every request is one statement
 // and one round trip, writes included. Rows come back as Contacts: columns named as fields, timestamps formatted

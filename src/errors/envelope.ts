@@ -4,8 +4,8 @@ import type { ErrorObject } from 'ajv'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isDatabaseUnavailable } from '../db/unavailable.js'
-import { describeValidationError } from '../plugins/app/validation.js'
 import { ApiError, errors } from './catalogue.js'
+import { describeValidationError } from './validation-messages.js'
 
 function fromFastifyError(error: FastifyError): ApiError | null {
   if (error.validation) {

@@ -3,8 +3,9 @@
 // from. Positions are a tenant's own event numbers,
 // written as decimal strings: opaque to clients, and telling nothing about other tenants.
 import { type Static, Type } from '@sinclair/typebox'
-import { ContactSchema, ErasedContactSchema, LIMITS } from '../contacts/model.js'
+import { ContactSchema, ErasedContactSchema } from '../contacts/model.js'
 import { POSITION, Timestamp } from '../schemas/common.js'
+import { LIMITS } from '../schemas/limits.js'
 import { StringEnum } from '../schemas/string-enum.js'
 
 export const EVENT_TYPES = ['contact.created', 'contact.updated', 'contact.erased'] as const

@@ -2,7 +2,7 @@
 // tenant's events only.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { tenantOf } from '../auth/authorization.js'
-import { listEvents } from './operations.js'
+import { listEvents } from './route-schemas.js'
 
 const events: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/', { config: { scopes: ['contacts:read'], access: 'read' }, schema: listEvents }, async (request) =>

@@ -35,12 +35,6 @@ export const EVENT_ROWS = `e.xid::text AS xid, e.n::text AS n, e.id, e.type,
           ELSE (SELECT row_to_json(x) FROM (SELECT ${selectContact('c')}) x) END AS data
       FROM events e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c`
 
-/**
- * The tenant's row in event_feeds, made when it has none: an INSERT … SELECT reads its tenant from it to run on
- * one node of a distributed PostgreSQL (the batch import's creates, a create in a tenant with erased addresses).
- */
-export const FEED_ANCHOR_SQL = 'INSERT INTO event_feeds (tenant_id) VALUES ($1) ON CONFLICT DO NOTHING'
-
 /** The tenant's feed end: its last final event's position (no row without one). */
 export const END_SQL = `SELECT e.xid::text AS xid, e.n::text AS n FROM events e
   WHERE e.tenant_id = $1 AND e.xid < ${HORIZON} ORDER BY e.xid DESC, e.n DESC LIMIT 1`

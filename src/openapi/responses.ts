@@ -1,8 +1,8 @@
 // The responses of the operations, as the document describes them: every status the server can send, the codes
 // each can carry with an example of each, and the headers that come with it (required where always sent).
-import { type TSchema, Type } from '@sinclair/typebox'
+import type { TSchema } from '@sinclair/typebox'
 import { CATALOGUE, ERROR_CODES, type ErrorCode, type ErrorStatus } from '../errors/catalogue.js'
-import { ErrorResponseSchema } from '../errors/schemas.js'
+import { ErrorResponseRef } from '../errors/schemas.js'
 
 export interface HeaderSpec {
   type: 'string' | 'integer'
@@ -142,7 +142,7 @@ function failure(status: ErrorStatus, codes: readonly ErrorCode[]) {
   return {
     description: `${spec.description}. Codici: ${codes.join(', ')}.`,
     headers: { ...always, ...(spec.counted ? rateLimit : {}), ...retryAfter, ...allow },
-    content: json(Type.Ref(ErrorResponseSchema), examples),
+    content: json(ErrorResponseRef, examples),
   }
 }
 

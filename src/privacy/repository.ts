@@ -3,10 +3,10 @@
 // and records contact.erased), with the stored answers that hold it, and what is kept is the record of the
 // erasure and the keyed hash of its address, which no create may bring back. Every method takes the tenant id.
 import fp from 'fastify-plugin'
-import { CHANGES_CHANNEL, erasureAnnouncement } from '../admin/announce.js'
+import { CHANGES_CHANNEL, erasureAnnouncement } from '../announcements/channel.js'
+import type { ErasedEmails } from '../contacts/erased-emails.js'
 import type { Database } from '../db/database.js'
-import { FEED_ANCHOR_SQL } from '../events/sql.js'
-import type { ErasedEmails } from './erased-emails.js'
+import { FEED_ANCHOR_SQL } from '../db/tenant-anchor.js'
 import type { ContactExport, ErasureRecord } from './model.js'
 import {
   ALLOW_SQL,

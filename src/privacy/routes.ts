@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { tenantOf } from '../auth/authorization.js'
 import { versionsOf } from '../contacts/entity-tags.js'
 import { errors } from '../errors/catalogue.js'
-import { eraseContact, exportContact } from './operations.js'
+import { eraseContact, exportContact } from './route-schemas.js'
 
 const erase = { scopes: ['contacts:erase'], access: 'privacy' } as const
 const exportAll = { scopes: ['contacts:read'], access: 'privacy' } as const

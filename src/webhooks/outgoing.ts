@@ -1,10 +1,7 @@
 // The request rubrica sends to a webhook, for the OpenAPI document's `webhooks` section: generators and readers
 // see the body (an Event) and the Standard Webhooks headers, and what answer counts as received.
-import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
+import type { OpenApiWebhooks } from '../openapi/sections.js'
 import { WEBHOOK_LIMITS } from './model.js'
-
-/** The 3.1 document's `webhooks`, as @fastify/swagger types it. */
-type Webhooks = NonNullable<Extract<FastifyDynamicSwaggerOptions['openapi'], { webhooks?: unknown }>['webhooks']>
 
 const header = (name: string, description: string, example: string) => ({
   name,
@@ -15,7 +12,7 @@ const header = (name: string, description: string, example: string) => ({
   example,
 })
 
-export const outgoingWebhooks: Webhooks = {
+export const outgoingWebhooks: OpenApiWebhooks = {
   contactEvent: {
     post: {
       operationId: 'receiveContactEvent',

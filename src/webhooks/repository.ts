@@ -1,12 +1,13 @@
 // Webhooks of a tenant: registered, listed, read, deleted, and their deliveries log; every statement filters by
 // the tenant. A webhook's secret is made here and returned once, sealed before it is stored.
+import fp from 'fastify-plugin'
 import type { Database } from '../db/database.js'
-import { purgeEachTenant } from '../db/housekeeping.js'
+import { purgeEachTenant, schedulePurge } from '../db/housekeeping.js'
 import { EVENT_TYPES } from '../events/model.js'
 import { END_SQL } from '../events/sql.js'
 import type { Delivery, Webhook, WebhookCreate, WebhookCreated } from './model.js'
 import { WEBHOOK_LIMITS } from './model.js'
-import { newSecret, type SecretBox } from './secrets.js'
+import { newSecret, SecretBox } from './secrets.js'
 import {
   COUNT_SQL,
   CREATE_SQL,
@@ -73,3 +74,24 @@ export class WebhookRepository {
     return purgeEachTenant(this.db, 'delivery_attempts_purge', PURGE_SQL, [days])
   }
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    webhooks: WebhookRepository
+  }
+}
+
+/**
+ * The repository on the app, with the box of signing secrets (none without the instance's secrets key, and then
+ * webhooks cannot be created: src/config/secret-key.ts says so at start). The deliveries log is kept as long as
+ * events, then purged with them (every instance; a race is harmless).
+ */
+export const webhooksRepository = fp(
+  async function webhooksRepository(fastify) {
+    const key = fastify.secretKey
+    const repository = new WebhookRepository(fastify.db, key === null ? null : new SecretBox(key))
+    fastify.decorate('webhooks', repository)
+    schedulePurge(fastify, 'old delivery attempts', () => repository.purge(fastify.config.EVENTS_RETENTION_DAYS))
+  },
+  { name: 'webhooks-repository', dependencies: ['database', 'secret-key'] },
+)

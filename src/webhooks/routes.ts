@@ -1,10 +1,11 @@
 // Webhooks endpoints, for the tenant's own integrators: scope webhooks:manage (and contacts:read where contacts'
 // events are sent or shown), admin role only (the access `manage`). Thin: schemas validate, authorization reads each route's config, the repository filters by tenant.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { API_PREFIX } from '../api-prefix.js'
 import { tenantOf } from '../auth/authorization.js'
 import { errors } from '../errors/catalogue.js'
 import { WEBHOOK_LIMITS } from './model.js'
-import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks } from './operations.js'
+import { createWebhook, deleteWebhook, getWebhook, listDeliveries, listWebhooks } from './route-schemas.js'
 import { refusedUrl } from './urls.js'
 
 /** What webhooks exist and where they point, and removing one: no contact data. */
@@ -25,7 +26,7 @@ const webhooks: FastifyPluginAsyncTypebox = async (fastify) => {
     if (refused !== null) throw errors.invalidWebhookUrl(refused)
     const result = await fastify.webhooks.create(tenantOf(request), request.body)
     if (result.kind === 'too_many') throw errors.tooManyWebhooks(WEBHOOK_LIMITS.perTenant)
-    return reply.code(201).header('location', `/api/v1/webhooks/${result.webhook.id}`).send(result.webhook)
+    return reply.code(201).header('location', `${API_PREFIX}/webhooks/${result.webhook.id}`).send(result.webhook)
   })
 
   fastify.get('/', { config: manage, schema: listWebhooks }, async (request) => ({

@@ -1,15 +1,15 @@
 // The admin CLI run in-process (runCli) against a fresh test database, with captured output.
 import { createHash } from 'node:crypto'
 import t, { type Test } from 'tap'
-import { CHANGES_CHANNEL } from '../../src/admin/announce.ts'
 import { createApiKey } from '../../src/admin/api-keys.ts'
-import { createDemoIfEmpty } from '../../src/admin/demo.ts'
 import { AdminError } from '../../src/admin/guards.ts'
 import { seed } from '../../src/admin/seed.ts'
 import { setTenantStatus } from '../../src/admin/tenants.ts'
+import { CHANGES_CHANNEL } from '../../src/announcements/channel.ts'
 import { KEY_PATTERN, PRINTED_KEY, type Scope } from '../../src/auth/api-key.ts'
 import { type CliIo, runCli } from '../../src/cli/main.ts'
 import { DatabaseLockedError } from '../../src/db/data-dir.ts'
+import { createDemoIfEmpty } from '../../src/demo/demo.ts'
 import type { Role, TenantStatus } from '../../src/generated/prisma/enums.ts'
 import { createTestDatabase } from '../database.ts'
 

@@ -4,8 +4,8 @@
 // rewrites the tables, so that the erased rows leave their files (read on the embedded database).
 import { PGlite } from '@electric-sql/pglite'
 import t, { type Test } from 'tap'
-import { CHANGES_CHANNEL, erasingTenantOf } from '../../src/admin/announce.ts'
 import { createApiKey } from '../../src/admin/api-keys.ts'
+import { CHANGES_CHANNEL, erasingTenantOf } from '../../src/announcements/channel.ts'
 import { type CliIo, runCli } from '../../src/cli/main.ts'
 import { openDatabase } from '../../src/db/database.ts'
 import { deployMigrations } from '../../src/db/migrate.ts'

@@ -1,4 +1,4 @@
-// The CSV import docs/api.md shows (examples/import-csv.mjs), run as its reader would against a listening server:
+// The CSV import docs/api-batch.md shows (examples/import-csv.mjs), run as its reader would against a listening server:
 // quoted fields, tags, an invalid row reported with its line, and a re-run that changes nothing.
 import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
@@ -18,9 +18,9 @@ function run(file: string, env: Record<string, string>): Promise<{ code: number 
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, out, err })))
 }
 
-t.test('docs/api.md shows the example import as it is in examples/', async (t) => {
-  const page = await readFile('docs/api.md', 'utf8')
-  t.ok(page.includes((await readFile(EXAMPLE, 'utf8')).trim()), 'docs/api.md holds the file verbatim')
+t.test('docs/api-batch.md shows the example import as it is in examples/', async (t) => {
+  const page = await readFile('docs/api-batch.md', 'utf8')
+  t.ok(page.includes((await readFile(EXAMPLE, 'utf8')).trim()), 'docs/api-batch.md holds the file verbatim')
 })
 
 t.test('the example imports a CSV file, reports bad rows by line, and a re-run changes nothing', async (t) => {

@@ -1,4 +1,4 @@
-// A Contact is declared once (src/contacts/model.ts): adding a field is one line of CONTACT_FIELDS and its
+// A Contact is declared once (src/contacts/fields.ts): adding a field is one line of CONTACT_FIELDS and its
 // migration. This builds everything from a declaration with one field more and checks that the field reaches
 // every schema and every statement it should, and none it should not; then checks that the real declaration's
 // columns are those of the migrated database.

@@ -35,7 +35,7 @@ t.test('the retries of a webhook delivery are the default schedule, and span wha
   const says = (file: string, text: string) =>
     t.ok(read(file).replace(/\s+/g, ' ').includes(text), `${file} says: ${text}`)
   says('README.md', `retried for ${hours} hours (by default)`)
-  says('docs/api.md', `is retried after ${listed} (\`WEBHOOKS_RETRY_SCHEDULE\`), ${hours} hours in all`)
+  says('docs/api-events-webhooks.md', `is retried after ${listed} (\`WEBHOOKS_RETRY_SCHEDULE\`), ${hours} hours in all`)
   says('docs/operations.md', `| \`WEBHOOKS_RETRY_SCHEDULE\` | \`${defaultSchedule}\` |`)
 })
 

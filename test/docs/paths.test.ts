@@ -26,7 +26,7 @@ const ignored = readFileSync('.gitignore', 'utf8')
   .filter((line) => line !== '' && !line.startsWith('#') && !line.includes('*'))
   .map((line) => line.replace(/^\//, ''))
 
-// A path as text names it, or a glob (`src/plugins/external/rate-limit*.ts`, `test/**/*.test.ts`): whether it fits.
+// A path as text names it, or a glob (`src/rate-limit/*.ts`, `test/**/*.test.ts`): whether it fits.
 function exists(path: string): boolean {
   if (!path.includes('*')) return existsSync(path)
   const source = path
@@ -93,7 +93,7 @@ t.test('every relative link of the Markdown pages reaches a file, and its anchor
 t.test('the path check sees what it must', async (t) => {
   t.same(namedPaths('see src/api.ts, and docs/api.md#batch-import.'), ['src/api.ts', 'docs/api.md'])
   t.same(namedPaths('http://127.0.0.1:3000/docs and https://x.io/src/a.ts and ../src/db and $bin/node'), [])
-  t.ok(exists('src/plugins/external/rate-limit*.ts'), 'a glob that fits')
+  t.ok(exists('src/rate-limit/*.ts'), 'a glob that fits')
   t.ok(exists('test/**/*.test.ts'), 'a glob across folders')
   // Spelt in two pieces, so that this file does not name it.
   t.notOk(exists(['src', 'routes/api/v1/index.ts'].join('/')), 'the path issue #29 found stale')

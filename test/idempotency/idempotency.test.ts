@@ -3,8 +3,8 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { buildApp } from '../../src/app.ts'
-import { LIMITS } from '../../src/contacts/model.ts'
 import { MAX_STORED_ANSWER_BYTES } from '../../src/idempotency/repository.ts'
+import { LIMITS } from '../../src/schemas/limits.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
 const LIST = '/api/v1/contacts'

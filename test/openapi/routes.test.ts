@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import t from 'tap'
 import { parse } from 'yaml'
+import { SCOPES } from '../../src/auth/api-key.ts'
 import { build } from '../helper.ts'
 
 interface Operation {
@@ -31,34 +32,16 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
   t.ok(served.info.license?.name && served.info.contact?.email, 'license and contact')
   t.match(served.info.description, /60 richieste ogni 60 secondi/, 'the rate limit of the configuration')
   t.notOk('servers' in served, 'no relative server: clients set their base URL (or PUBLIC_URL names it)')
-  t.same(Object.keys(served.components.schemas).sort(), [
-    'BatchItem',
-    'BatchResponse',
-    'BatchResult',
-    'BatchUpsert',
-    'Contact',
-    'ContactCreate',
-    'ContactExport',
-    'ContactList',
-    'ContactUpdate',
-    'Delivery',
-    'DeliveryList',
-    'EmailStatus',
-    'ErasedContact',
-    'ErrorCode',
-    'ErrorDetail',
-    'ErrorResponse',
-    'Event',
-    'EventPage',
-    'EventType',
-    'ExistingContact',
-    'ExportedDelivery',
-    'Stage',
-    'Webhook',
-    'WebhookCreate',
-    'WebhookCreated',
-    'WebhookList',
-  ])
+  // The components are the schemas the features registered, and every one of them is referred to.
+  const registered = Object.keys(app.getSchemas())
+  t.same(Object.keys(served.components.schemas), registered, 'one component per registered schema, in their order')
+  const text = JSON.stringify(served)
+  for (const name of registered) {
+    t.ok(text.includes(`"#/components/schemas/${name}"`), `${name} is referred to`)
+  }
+  for (const [, name] of text.matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {
+    t.ok(registered.includes(name as string), `${name}: a reference to a component that exists`)
+  }
   t.equal(served.components.securitySchemes.apiKey.scheme, 'bearer')
   const delivery = served.webhooks.contactEvent.post
   t.equal(
@@ -80,47 +63,28 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
   for (const methods of Object.values(served.paths as Record<string, Record<string, Operation>>)) {
     for (const operation of Object.values(methods)) operations[operation.operationId] = operation
   }
-  t.same(Object.keys(operations).sort(), [
-    'createContact',
-    'createWebhook',
-    'deleteWebhook',
-    'eraseContact',
-    'exportContact',
-    'getContact',
-    'getWebhook',
-    'importContacts',
-    'listContacts',
-    'listEvents',
-    'listWebhookDeliveries',
-    'listWebhooks',
-    'updateContact',
-  ])
+  t.ok(Object.keys(operations).length >= 13, 'every operation has an id of its own')
+  t.ok(
+    Object.keys(served.paths).every((path) => path.startsWith('/api/v1/')),
+    'the document lists the API alone (health, the document and the reference page are hidden)',
+  )
   const everywhere = ['400', '401', '403', '405', '408', '417', '429', '431', '500', '503']
-  const expected: Record<string, [string[], string[]]> = {
-    listContacts: [['contacts:read'], ['200', ...everywhere]],
-    getContact: [['contacts:read'], ['200', '304', '404', ...everywhere]],
-    createContact: [['contacts:write'], ['201', '409', '413', '415', '422', ...everywhere]],
-    eraseContact: [['contacts:erase'], ['204', '404', '412', ...everywhere]],
-    exportContact: [['contacts:read'], ['200', '404', ...everywhere]],
-    importContacts: [['contacts:write'], ['200', '409', '413', '415', '422', ...everywhere]],
-    updateContact: [['contacts:write'], ['200', '404', '412', '413', '415', ...everywhere]],
-    listEvents: [['contacts:read'], ['200', '410', ...everywhere]],
-    createWebhook: [
-      ['webhooks:manage', 'contacts:read'],
-      ['201', '409', '413', '415', ...everywhere],
-    ],
-    listWebhooks: [['webhooks:manage'], ['200', ...everywhere]],
-    getWebhook: [['webhooks:manage'], ['200', '404', ...everywhere]],
-    deleteWebhook: [['webhooks:manage'], ['204', '404', ...everywhere]],
-    listWebhookDeliveries: [
-      ['webhooks:manage', 'contacts:read'],
-      ['200', '404', ...everywhere],
-    ],
-  }
-  for (const [id, [scopes, statuses]] of Object.entries(expected)) {
-    const operation = operations[id] as Operation
-    t.same(operation.security, [{ apiKey: scopes }], `${id} requires ${scopes.join(' and ')}`)
-    t.same(Object.keys(operation.responses).sort(), statuses.sort(), `${id} documents every status`)
+  for (const [id, operation] of Object.entries(operations)) {
+    const scopes = operation.security[0]?.apiKey ?? []
+    t.ok(
+      scopes.length > 0 && scopes.every((scope) => (SCOPES as readonly string[]).includes(scope)),
+      `${id} requires ${scopes.join(' and ')}`,
+    )
+    const statuses = Object.keys(operation.responses)
+    t.same(
+      everywhere.filter((status) => !statuses.includes(status)),
+      [],
+      `${id} documents what every operation can answer`,
+    )
+    t.ok(
+      statuses.some((status) => /^[23]/.test(status)),
+      `${id} documents its success`,
+    )
     for (const [status, response] of Object.entries(operation.responses)) {
       const headers = (response.headers ?? {}) as Record<string, { required?: boolean }>
       for (const name of ['X-Request-Id', 'Cache-Control', 'X-Content-Type-Options']) {
@@ -132,6 +96,10 @@ t.test('the served document is OpenAPI 3.1 from the route schemas, and the commi
         t.ok(Object.keys(media?.examples ?? {}).length > 0, `${id} ${status}: an example of each code`)
       }
     }
+  }
+  // What sends or shows contacts' data through webhooks needs contacts:read as well.
+  for (const id of ['createWebhook', 'listWebhookDeliveries']) {
+    t.same(operations[id]?.security, [{ apiKey: ['webhooks:manage', 'contacts:read'] }], `${id}: both scopes`)
   }
   const created = operations.createContact?.responses['201']?.headers as Record<string, { required?: boolean }>
   t.equal(created.Location?.required, true, '201 documents Location as always sent')

@@ -5,8 +5,8 @@
 // and a tenant deleted with its contacts records nothing.
 import t from 'tap'
 import { BatchRepository } from '../../src/contacts/batch/repository.ts'
+import { ERASURES_CACHE_MS, ErasedEmails } from '../../src/contacts/erased-emails.ts'
 import type { Query } from '../../src/db/database.ts'
-import { ERASURES_CACHE_MS, ErasedEmails } from '../../src/privacy/erased-emails.ts'
 import { assertEnvelope, LIST } from '../fuzz/support.ts'
 import { build, createTenantWithKey, request, TEST_WEBHOOKS_KEY } from '../helper.ts'
 import { ADMIN_SCOPES, anotherInstance, feed, needlesOf, person, tracesOf, until } from './support.ts'

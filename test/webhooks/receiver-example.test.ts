@@ -1,4 +1,4 @@
-// The receiver docs/api.md shows (examples/webhook-receiver.mjs), run as its reader would: it takes rubrica's
+// The receiver docs/api-events-webhooks.md shows (examples/webhook-receiver.mjs), run as its reader would: it takes rubrica's
 // deliveries, refuses a forged one, and prints each event once. It listens on loopback.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -8,9 +8,9 @@ import { freePort } from '../services.ts'
 
 const EXAMPLE = 'examples/webhook-receiver.mjs'
 
-t.test('docs/api.md shows the example receiver as it is in examples/', async (t) => {
-  const page = readFileSync('docs/api.md', 'utf8')
-  t.ok(page.includes(readFileSync(EXAMPLE, 'utf8').trim()), 'docs/api.md holds the file verbatim')
+t.test('docs/api-events-webhooks.md shows the example receiver as it is in examples/', async (t) => {
+  const page = readFileSync('docs/api-events-webhooks.md', 'utf8')
+  t.ok(page.includes(readFileSync(EXAMPLE, 'utf8').trim()), 'docs/api-events-webhooks.md holds the file verbatim')
 })
 
 t.test('the example receiver verifies rubrica deliveries, refuses a forgery, and prints each event', async (t) => {

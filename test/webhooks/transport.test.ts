@@ -175,7 +175,7 @@ t.test(
 
 t.test('the documents state the limit the transport reads to', async (t) => {
   const limit = `${WEBHOOK_LIMITS.answerBytes / 1024} KiB`
-  for (const page of ['README.md', 'docs/api.md', 'docs/operations.md']) {
+  for (const page of ['README.md', 'docs/api-events-webhooks.md', 'docs/operations.md']) {
     t.match(readFileSync(page, 'utf8'), new RegExp(`at most (the first )?${limit}`, 'i'), `${page} says ${limit}`)
   }
 })

@@ -6,16 +6,23 @@
 import { randomUUID } from 'node:crypto'
 import { Type } from '@sinclair/typebox'
 import type { ErrorObject } from 'ajv'
+import fp from 'fastify-plugin'
+import type { Config } from '../../config/config.js'
 import type { Database, Query } from '../../db/database.js'
 import { type ApiError, errors } from '../../errors/catalogue.js'
-import { compileValidator, describeValidationError } from '../../plugins/app/validation.js'
-import type { ErasedEmails } from '../../privacy/erased-emails.js'
-import { type BatchItem, BatchItemSchema, type Contact } from '../model.js'
-import type { BatchResponse, BatchResult, ItemErrorCode } from './model.js'
+import { describeValidationError } from '../../errors/validation-messages.js'
+import { validatorCompiler } from '../../plugins/app/validation.js'
+import type { ErasedEmails } from '../erased-emails.js'
+import { type BatchItem, BatchItemSchema, type Contact, contactSchemas } from '../model.js'
+import { BatchAdmission } from './admission.js'
+import { BATCH_BODY_LIMIT, type BatchResponse, type BatchResult, batchSchemas, type ItemErrorCode } from './model.js'
 import { batchSql } from './sql.js'
 
 /** An item's rules, compiled as a route's body is (no coercion, unknown fields refused). */
-const validItem = compileValidator({ schema: Type.Ref(BatchItemSchema), httpPart: 'body' })
+const validItem = validatorCompiler(() => [...contactSchemas, ...batchSchemas])({
+  schema: Type.Ref(BatchItemSchema),
+  httpPart: 'body',
+})
 
 type Written = Contact & { n: number }
 
@@ -272,3 +279,40 @@ export class BatchRepository {
     }
   }
 }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    batches: BatchRepository
+    batchAdmission: BatchAdmission
+  }
+}
+
+/**
+ * Batches that write at once: BATCH_CONCURRENCY, and on PostgreSQL one connection fewer than the pool (at least
+ * one), so that other requests always find one. The embedded database runs one transaction at a time anyway.
+ */
+export function batchWriters(config: Pick<Config, 'BATCH_CONCURRENCY' | 'DATABASE_POOL_SIZE'>, db: Database): number {
+  if (db.kind === 'pglite') return config.BATCH_CONCURRENCY
+  return Math.max(1, Math.min(config.BATCH_CONCURRENCY, config.DATABASE_POOL_SIZE - 1))
+}
+
+/** The least a batch counts for in the admission budget, as a fraction of the body limit (see admission.ts). */
+const MINIMUM_SHARE = 16
+
+/** The repository and the admission on the app, for the route (and tests that look inside them). */
+export const batchRepository = fp(
+  async function batchRepository(fastify) {
+    fastify.decorate('batches', new BatchRepository(fastify.db, fastify.erasedEmails))
+    fastify.decorate(
+      'batchAdmission',
+      new BatchAdmission({
+        budgetBytes: fastify.config.BATCH_CONCURRENCY * BATCH_BODY_LIMIT,
+        // Rounded down, so that a tenant's share holds MINIMUM_SHARE small batches.
+        minimumBytes: Math.floor(BATCH_BODY_LIMIT / MINIMUM_SHARE),
+        bodyLimit: BATCH_BODY_LIMIT,
+        writers: batchWriters(fastify.config, fastify.db),
+      }),
+    )
+  },
+  { name: 'batch-repository', dependencies: ['database', 'erased-emails'] },
+)

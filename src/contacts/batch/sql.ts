@@ -1,11 +1,11 @@
-// The batch import's SQL, built from how a Contact is stored (src/contacts/model.ts), as the single writes' is.
+// The batch import's SQL, built from how a Contact is stored (src/contacts/describe.ts), as the single writes' is.
 // Items travel as one JSON array parameter ($2), each the item as validated, so that one prepared statement
 // serves every batch whatever fields its items carry: `item ? 'field'` tells a field given from one left out.
 // Every statement is one plain statement on one tenant's rows (no data-modifying CTE), so that a distributed
 // PostgreSQL (Citus) runs each on the tenant's node alone, as one task.
 import { isoUtcReturned } from '../../db/iso-time.js'
 import { statementName } from '../../db/statement-name.js'
-import { FEED_ANCHOR_SQL } from '../../events/sql.js'
+import { FEED_ANCHOR_SQL } from '../../db/tenant-anchor.js'
 import { type ContactStorage, contact } from '../model.js'
 import { selectListOf } from '../sql.js'
 
@@ -18,15 +18,50 @@ const named = (prefix: string, sql: string) => ({ name: statementName(prefix, sq
 
 type BatchField = ContactStorage['batch'][number]
 
-export function batchStatements(storage: ContactStorage) {
-  const selectList = selectListOf(storage)
-  /** The value an item gives a field, typed. */
-  const given = ({ field, stored }: BatchField) =>
-    stored.list ? `ARRAY(SELECT jsonb_array_elements_text(i.item->'${field}'))` : `(i.item->>'${field}')${stored.cast}`
+/** The value an item gives a field, typed. */
+const given = ({ field, stored }: BatchField) =>
+  stored.list ? `ARRAY(SELECT jsonb_array_elements_text(i.item->'${field}'))` : `(i.item->>'${field}')${stored.cast}`
+
+/**
+ * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
+ * other in a circle; answers the places of the items that name one. The UPDATE that follows then reads them as
+ * they are, changed by no one else meanwhile.
+ */
+const LOCK = named(
+  'contacts_batch_lock',
+  `SELECT i.n::int AS n FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}
+  ORDER BY c.email_key FOR NO KEY UPDATE OF c`,
+)
+
+/**
+ * The tenant's row in event_feeds, which the INSERT reads its tenant from: Citus runs an INSERT … SELECT on one
+ * node, as one statement, when it selects from a table distributed as the target is.
+ */
+const ANCHOR = named('contacts_batch_anchor', FEED_ANCHOR_SQL)
+
+/**
+ * Where the new contacts' createdAt starts: the clock, or just past the tenant's latest createdAt of the last
+ * second, whichever is later (a clock that counts milliseconds, as the embedded database's does, would give two
+ * batches of one millisecond the same instants).
+ */
+const CLOCK = named(
+  'contacts_batch_clock',
+  `SELECT GREATEST(clock_timestamp(), (SELECT max(c.created_at) FROM contacts c
+      WHERE c.tenant_id = $1 AND c.created_at > clock_timestamp() - interval '1 second') + interval '1 microsecond')::text
+    AS at`,
+)
+
+/** Which of the names `$2` are tags of the tenant. */
+const KNOWN_TAGS = named('contacts_batch_tags', 'SELECT name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[])')
+
+/**
+ * Sets the fields given and adds the tags named, on the contacts the items' emails name, and only where that
+ * changes something: an item already true of its contact writes nothing (no version, no updatedAt, no event).
+ * The items' values are read and cast in `x` (kept apart by OFFSET 0), so that the UPDATE itself calls no
+ * function on a column (Citus runs an UPDATE on its nodes only then). Answers the contacts it changed, as written.
+ */
+function updateStatement(storage: ContactStorage) {
   const updatable = storage.batch.filter(({ field }) => field !== 'email')
-  const serverSet = storage.create.flatMap(({ stored, from }) =>
-    'value' in from ? [{ column: stored.column, value: `'${from.value.replaceAll("'", "''")}'${stored.cast}` }] : [],
-  )
   /** In `x`: whether the item gives the field, and its value. */
   const givenFlag = (spec: BatchField) => `has_${spec.stored.column}`
   const givenValue = (spec: BatchField) => `given_${spec.stored.column}`
@@ -38,25 +73,7 @@ export function batchStatements(storage: ContactStorage) {
   /** Whether the UPDATE changes the field: a list only when the item adds a name the contact does not have. */
   const kept = updatable.filter((spec) => !spec.adds)
   const added = updatable.filter((spec) => spec.adds)
-
-  /**
-   * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
-   * other in a circle; answers the places of the items that name one. The UPDATE that follows then reads them as
-   * they are, changed by no one else meanwhile.
-   */
-  const LOCK = named(
-    'contacts_batch_lock',
-    `SELECT i.n::int AS n FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}
-  ORDER BY c.email_key FOR NO KEY UPDATE OF c`,
-  )
-
-  /**
-   * Sets the fields given and adds the tags named, on the contacts the items' emails name, and only where that
-   * changes something: an item already true of its contact writes nothing (no version, no updatedAt, no event).
-   * The items' values are read and cast in `x` (kept apart by OFFSET 0), so that the UPDATE itself calls no
-   * function on a column (Citus runs an UPDATE on its nodes only then). Answers the contacts it changed, as written.
-   */
-  const UPDATE = named(
+  return named(
     'contacts_batch_update',
     `UPDATE contacts c SET ${updatable.map((spec) => `${spec.stored.column} = ${value(spec)}`).join(', ')},
     updated_at = GREATEST(now(), c.updated_at)
@@ -70,45 +87,25 @@ export function batchStatements(storage: ContactStorage) {
       IS DISTINCT FROM (${kept.map(value).join(', ')}, 0)${added
         .map((spec) => `\n      OR NOT (x.${givenValue(spec)} <@ c.${spec.stored.column})`)
         .join('')})
-  RETURNING x.n, ${selectList('c', isoUtcReturned)}, c.version`,
+  RETURNING x.n, ${selectListOf(storage)('c', isoUtcReturned)}, c.version`,
   )
+}
 
-  /** The contacts the items' emails name, as they are now: those the batch found already as asked. */
-  const READ = named(
-    'contacts_batch_read',
-    `SELECT i.n::int AS n, ${selectList('c')}, c.version
-  FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}`,
+/**
+ * Creates the items whose email names no contact, with the ids given in the items. Rows go in in the order of
+ * their keys, so that two transactions creating the same emails wait on each other in one order, never in a
+ * circle; createdAt follows the items' order, a microsecond apart from `$3`; a NULL acquired_at follows it. An
+ * item whose email's keyed hash (the item's `emailHash`, null without the instance's key) is an erased address
+ * of the tenant is not created: read in this statement's snapshot, as the contacts it looks for are, so that an
+ * erasure committing meanwhile is seen either way (its erased address, or its contact still there). An item
+ * skipped by a unique key (its email created meanwhile by another transaction, or, rarely, its instant taken by
+ * one) or by an erasure answers no row, for the caller to tell which. Answers each contact created with its key.
+ */
+function insertStatement(storage: ContactStorage) {
+  const serverSet = storage.create.flatMap(({ stored, from }) =>
+    'value' in from ? [{ column: stored.column, value: `'${from.value.replaceAll("'", "''")}'${stored.cast}` }] : [],
   )
-
-  /**
-   * The tenant's row in event_feeds, which the INSERT reads its tenant from: Citus runs an INSERT … SELECT on one
-   * node, as one statement, when it selects from a table distributed as the target is.
-   */
-  const ANCHOR = named('contacts_batch_anchor', FEED_ANCHOR_SQL)
-
-  /**
-   * Where the new contacts' createdAt starts: the clock, or just past the tenant's latest createdAt of the last
-   * second, whichever is later (a clock that counts milliseconds, as the embedded database's does, would give two
-   * batches of one millisecond the same instants).
-   */
-  const CLOCK = named(
-    'contacts_batch_clock',
-    `SELECT GREATEST(clock_timestamp(), (SELECT max(c.created_at) FROM contacts c
-      WHERE c.tenant_id = $1 AND c.created_at > clock_timestamp() - interval '1 second') + interval '1 microsecond')::text
-    AS at`,
-  )
-
-  /**
-   * Creates the items whose email names no contact, with the ids given in the items. Rows go in in the order of
-   * their keys, so that two transactions creating the same emails wait on each other in one order, never in a
-   * circle; createdAt follows the items' order, a microsecond apart from `$3`; a NULL acquired_at follows it. An
-   * item whose email's keyed hash (the item's `emailHash`, null without the instance's key) is an erased address
-   * of the tenant is not created: read in this statement's snapshot, as the contacts it looks for are, so that an
-   * erasure committing meanwhile is seen either way (its erased address, or its contact still there). An item
-   * skipped by a unique key (its email created meanwhile by another transaction, or, rarely, its instant taken by
-   * one) or by an erasure answers no row, for the caller to tell which. Answers each contact created with its key.
-   */
-  const INSERT = named(
+  return named(
     'contacts_batch_insert',
     `INSERT INTO contacts AS c (id, tenant_id, created_at, acquired_at, ${[
       ...storage.batch.map(({ stored }) => stored.column),
@@ -126,16 +123,19 @@ export function batchStatements(storage: ContactStorage) {
     AND NOT EXISTS (SELECT 1 FROM erased_emails x WHERE x.tenant_id = $1 AND x.email_hash = (i.item->>'emailHash')::bpchar)
   ORDER BY ${KEY}
   ON CONFLICT DO NOTHING
-  RETURNING c.email_key AS key, ${selectList('c', isoUtcReturned)}, c.version`,
+  RETURNING c.email_key AS key, ${selectListOf(storage)('c', isoUtcReturned)}, c.version`,
   )
+}
 
-  /** Which of the names `$2` are tags of the tenant. */
-  const KNOWN_TAGS = named(
-    'contacts_batch_tags',
-    'SELECT name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[])',
+/** The batch import's statements for a way of storing a Contact (tests build them for a declaration of their own). */
+export function batchStatements(storage: ContactStorage) {
+  /** The contacts the items' emails name, as they are now: those the batch found already as asked. */
+  const READ = named(
+    'contacts_batch_read',
+    `SELECT i.n::int AS n, ${selectListOf(storage)('c')}, c.version
+  FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}`,
   )
-
-  return { KNOWN_TAGS, LOCK, UPDATE, READ, ANCHOR, CLOCK, INSERT }
+  return { KNOWN_TAGS, LOCK, UPDATE: updateStatement(storage), READ, ANCHOR, CLOCK, INSERT: insertStatement(storage) }
 }
 
 export const batchSql = batchStatements(contact.storage)

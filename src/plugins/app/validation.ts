@@ -3,13 +3,8 @@
 // errors everywhere (Fastify's default would silently drop them).
 import Ajv, { type ErrorObject, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import localizeItModule from 'ajv-i18n/localize/it/index.js'
 import fp from 'fastify-plugin'
-import { sharedSchemas } from '../../openapi/components.js'
-import { EMAIL, EMAIL_REQUIREMENT, PATTERN_DESCRIPTIONS, UUID } from '../../schemas/common.js'
-
-// ajv-i18n is CommonJS (module.exports = localize) but declares an ES default export.
-const localizeIt = localizeItModule as unknown as (errors: ErrorObject[]) => void
+import { EMAIL, UUID } from '../../schemas/common.js'
 
 const shared: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
 
@@ -35,12 +30,11 @@ function createAjv(coerceTypes: boolean) {
   ajv.addFormat('date-time', { type: 'string', validate: isStorableDateTime })
   // The document's `pattern` for emails, as the format: the server refuses what a client's validator refuses.
   ajv.addFormat('email', new RegExp(EMAIL, 'u'))
-  for (const schema of sharedSchemas) ajv.addSchema(schema)
   return ajv
 }
 
 /** A validator as Fastify calls it: false with `errors` set, or true. */
-type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
+export type Validator = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
 
 /**
  * Query integers only as plain decimal digits: Ajv's coercion would also read 0x10, 1e2, +5, 5.0 or " 5" as
@@ -64,100 +58,52 @@ function plainNumbers(schema: unknown, validate: Validator): Validator {
   return checked
 }
 
-const bodyAjv = createAjv(false)
-const textAjv = createAjv(true)
+/** What a compiler is asked: a route's schema for one part of the request. */
+export interface ValidatorRequest {
+  schema: object
+  httpPart?: string
+}
 
-/** Compiles a route's schema for one part of the request, as every route of the service validates it. */
-export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }): Validator {
-  if (httpPart === 'body') return bodyAjv.compile(schema)
-  if (httpPart === 'querystring') return plainNumbers(schema, textAjv.compile(schema))
-  return textAjv.compile(schema)
+export type CompileValidator = (request: ValidatorRequest) => Validator
+
+/**
+ * A compiler of request validators against the schemas `registered` answers (those the features added by $id):
+ * the ones added since the last compile are added first, so that a feature registered later is known too.
+ */
+export function validatorCompiler(registered: () => Iterable<object>): CompileValidator {
+  const bodyAjv = createAjv(false)
+  const textAjv = createAjv(true)
+  const known = new Set<object>()
+  const learn = () => {
+    for (const schema of registered()) {
+      if (known.has(schema)) continue
+      bodyAjv.addSchema(schema)
+      textAjv.addSchema(schema)
+      known.add(schema)
+    }
+  }
+  return ({ schema, httpPart }) => {
+    learn()
+    if (httpPart === 'body') return bodyAjv.compile(schema)
+    if (httpPart === 'querystring') return plainNumbers(schema, textAjv.compile(schema))
+    return textAjv.compile(schema)
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Compiles as every route of the service validates, against the schemas registered on the app. */
+    compileValidator: CompileValidator
+  }
 }
 
 export default fp(
   async function validation(fastify) {
-    fastify.setValidatorCompiler(compileValidator)
+    const compile = validatorCompiler(() =>
+      Object.values(fastify.getSchemas()).filter((schema): schema is object => typeof schema === 'object'),
+    )
+    fastify.decorate('compileValidator', compile)
+    fastify.setValidatorCompiler(compile)
   },
   { name: 'validation' },
 )
-
-const TYPE_NAMES: Record<string, string> = {
-  string: 'un testo',
-  integer: 'un numero intero',
-  number: 'un numero',
-  boolean: 'true o false',
-  object: 'un oggetto',
-  array: 'una lista',
-  null: 'null',
-}
-
-function describeType(type: unknown): string {
-  const types = Array.isArray(type) ? type : [type]
-  return types.map((t) => TYPE_NAMES[String(t)] ?? String(t)).join(' o ')
-}
-
-/** "/tags/0" becomes "tags[0]"; the root is the empty string. */
-function fieldName(path: string): string {
-  return path
-    .split('/')
-    .slice(1)
-    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
-    .join('')
-}
-
-function problem(error: ErrorObject): string {
-  const p = error.params as Record<string, unknown>
-  switch (error.keyword) {
-    case 'type':
-      return `deve essere ${describeType(p.type)}`
-    case 'enum':
-      return `deve essere uno tra: ${(p.allowedValues as unknown[]).join(', ')}`
-    case 'pattern':
-      return PATTERN_DESCRIPTIONS[String(p.pattern)] ?? 'contiene caratteri non ammessi'
-    case 'format':
-      return p.format === 'date-time'
-        ? 'deve essere una data e ora ISO 8601 con fuso orario (es. 2026-03-01T09:30:00.000Z)'
-        : p.format === 'uuid'
-          ? 'deve essere un UUID'
-          : p.format === 'email'
-            ? EMAIL_REQUIREMENT
-            : `deve essere nel formato ${String(p.format)}`
-    default: {
-      const [localized] = structuredClone([error])
-      localizeIt([localized as ErrorObject])
-      return localized?.message ?? 'non è valido'
-    }
-  }
-}
-
-/**
- * One Italian sentence for the first validation error, naming the field or query parameter.
- * `part` is what the request carried it in: the JSON body or the query string.
- */
-export function describeValidationError(
-  errors: readonly ErrorObject[],
-  part: 'body' | 'querystring' | 'headers',
-): string {
-  const noun = { body: 'Il campo', querystring: 'Il parametro', headers: "L'intestazione" }[part]
-  const error = errors[0]
-  const whole = { body: 'Corpo della richiesta', querystring: 'Parametri della richiesta', headers: 'Intestazioni' }[
-    part
-  ]
-  if (!error) return 'Richiesta non valida.'
-  const p = error.params as Record<string, unknown>
-  if (error.keyword === 'required') {
-    const field = [fieldName(error.instancePath), String(p.missingProperty)].filter(Boolean).join('.')
-    return `${noun} "${field}" è obbligatorio.`
-  }
-  if (error.keyword === 'additionalProperties') {
-    const field = [fieldName(error.instancePath), String(p.additionalProperty)].filter(Boolean).join('.')
-    return `${noun} "${field}" non è ammesso.`
-  }
-  const field = fieldName(error.instancePath)
-  if (field === '') {
-    return part === 'body'
-      ? `Il corpo della richiesta ${problem(error)}: atteso un oggetto JSON.`
-      : `${whole} non validi: ${problem(error)}.`
-  }
-  return `${noun} "${field}" non è ${part === 'headers' ? 'valida' : 'valido'}: ${problem(error)}.`
-}

@@ -6,7 +6,7 @@ import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import fp from 'fastify-plugin'
 import { SCOPES } from '../../auth/api-key.js'
 import type { Config } from '../../config/config.js'
-import { outgoingWebhooks } from '../../webhooks/outgoing.js'
+import type { OpenApiSections } from '../../openapi/sections.js'
 
 /** src/ and dist/ both sit at the same depth below the package. */
 const { version } = createRequire(import.meta.url)('../../../package.json') as { version: string }
@@ -71,7 +71,8 @@ function description(config: Config): string {
   )
 }
 
-export function swaggerOptions(config: Config): FastifyDynamicSwaggerOptions {
+export function swaggerOptions(config: Config, sections: OpenApiSections): FastifyDynamicSwaggerOptions {
+  const webhooks = sections.webhooks()
   return {
     openapi: {
       openapi: '3.1.0',
@@ -85,12 +86,8 @@ export function swaggerOptions(config: Config): FastifyDynamicSwaggerOptions {
       // No relative server (`/`): generators would turn it into `//api/…`. Where the service is published is set
       // with PUBLIC_URL; without it, clients give their base URL themselves.
       ...(config.PUBLIC_URL && { servers: [{ url: config.PUBLIC_URL, description: 'rubrica' }] }),
-      tags: [
-        { name: 'contacts', description: 'Contatti dell’organizzazione della chiave' },
-        { name: 'events', description: 'I cambiamenti dei contatti, da seguire per restare sincronizzati' },
-        { name: 'webhooks', description: 'Gli stessi eventi, consegnati a un indirizzo dell’integrazione' },
-      ],
-      webhooks: outgoingWebhooks,
+      tags: sections.tags(),
+      ...(Object.keys(webhooks).length > 0 && { webhooks }),
       components: {
         securitySchemes: {
           apiKey: {
@@ -114,7 +111,7 @@ export function swaggerOptions(config: Config): FastifyDynamicSwaggerOptions {
 
 export default fp(
   async function openapi(fastify) {
-    await fastify.register(swagger, swaggerOptions(fastify.config))
+    await fastify.register(swagger, swaggerOptions(fastify.config, fastify.openapiSections))
   },
-  { name: 'swagger' },
+  { name: 'swagger', dependencies: ['openapi-sections'] },
 )

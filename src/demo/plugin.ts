@@ -2,7 +2,7 @@
 // a start that fails before (port in use, Ctrl-C) leaves no organisation behind whose key was never printed.
 // A later start finds a demo key that was printed once and never used, and says how to make another.
 import fp from 'fastify-plugin'
-import { createDemoIfEmpty, DEMO_KEY_LABEL, DEMO_TENANT_NAME } from '../../admin/demo.js'
+import { createDemoIfEmpty, DEMO_KEY_LABEL, DEMO_TENANT_NAME } from './demo.js'
 
 export interface Demo {
   /** On a database without any organisation, makes the demo one; returns its one-time key, or null. */

@@ -1,6 +1,6 @@
 // Changes that running instances must see at once are announced on the database itself (PostgreSQL's NOTIFY), so
-// that every instance on that database hears them whatever the announcer's environment (src/plugins/app/
-// announcements.ts listens): key revocations and tenant status changes made by the CLI, on which each instance
+// that every instance on that database hears them whatever the announcer's environment (plugin.ts
+// listens): key revocations and tenant status changes made by the CLI, on which each instance
 // drops its cached key resolutions instead of waiting for the cache lifetime; and erasures, by the API or the CLI,
 // on which each instance starts checking the tenant's creates against its erased addresses. Redis carries
 // rate-limit counters only.

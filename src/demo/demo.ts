@@ -1,12 +1,13 @@
 // First start on an empty database: a demo tenant with a few tags, a handful of contacts and one read/write
 // key, so that the API can be tried at once. The key is returned to be printed once; it is stored hashed.
+
+import { createApiKey } from '../admin/api-keys.js'
+import type { PrismaExecutor } from '../admin/prisma.js'
+import { createTags } from '../admin/tags.js'
+import { createTenant } from '../admin/tenants.js'
+import { DAY_MS } from '../admin/time.js'
 import type { PrismaClient } from '../generated/prisma/client.js'
 import type { EmailStatus, Stage } from '../generated/prisma/enums.js'
-import { createApiKey } from './api-keys.js'
-import type { PrismaExecutor } from './prisma.js'
-import { createTags } from './tags.js'
-import { createTenant } from './tenants.js'
-import { DAY_MS } from './time.js'
 
 export const DEMO_TENANT_NAME = 'Demo'
 export const DEMO_KEY_LABEL = 'demo'

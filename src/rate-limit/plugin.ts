@@ -1,5 +1,5 @@
 // Rate limits through @fastify/rate-limit, with its documented options and store interface, over rubrica's own
-// counters (rate-limit-store.ts: Redis shared by every instance while it answers, process memory otherwise).
+// counters (store.ts: Redis shared by every instance while it answers, process memory otherwise).
 // RATE_LIMIT_MAX requests per RATE_LIMIT_WINDOW for each tenant, all its keys together, unless the tenant has a
 // limit of its own; requests that are not authenticated are counted per client address, so that keys cannot be
 // guessed at full speed. Registered in the /api/v1 scope, it counts every request there after authentication
@@ -12,8 +12,8 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { errors } from '../../errors/catalogue.js'
-import { CounterStore, RedisCounters, TENANT_KEY_PREFIX } from './rate-limit-store.js'
+import { errors } from '../errors/catalogue.js'
+import { CounterStore, RedisCounters, TENANT_KEY_PREFIX } from './store.js'
 
 export interface KeyLookupBudget {
   /**

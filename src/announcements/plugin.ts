@@ -1,10 +1,10 @@
-// What other processes announce on the database (src/admin/announce.ts), heard by every instance at once: a key
+// What other processes announce on the database (channel.ts), heard by every instance at once: a key
 // revoked or a tenant's status or limit changed (by the admin CLI) drops the cached key resolutions, instead of
 // within AUTH_CACHE_TTL_MS; an erasure in a tenant (by another instance, or the CLI) makes this instance check the
 // tenant's creates against its erased addresses at once, instead of within ERASURES_CACHE_MS. Announcements sent
 // while the subscription is down are lost, so each (re)start of it forgets both.
 import fp from 'fastify-plugin'
-import { CHANGES_CHANNEL, erasingTenantOf } from '../../admin/announce.js'
+import { CHANGES_CHANNEL, erasingTenantOf } from './channel.js'
 
 export default fp(
   async function announcements(fastify) {

@@ -4,9 +4,9 @@
 // transactions too), and by counting the statements the app sends on every database.
 import pg from 'pg'
 import t from 'tap'
-import { hashApiKey } from '../../../src/auth/api-key.ts'
-import { citusNodes } from '../../database.ts'
-import { build, createTenantWithKey, request } from '../../helper.ts'
+import { hashApiKey } from '../../src/auth/api-key.ts'
+import { citusNodes } from '../database.ts'
+import { build, createTenantWithKey, request } from '../helper.ts'
 
 const LIST = '/api/v1/contacts'
 const randomKey = (i: number) => `svc_${i.toString(16).padStart(48, 'c')}`

@@ -4,7 +4,7 @@
 // counts on its own.
 import type { FastifyRateLimitStore } from '@fastify/rate-limit'
 import { LRUCache } from 'lru-cache'
-import type { RedisLink } from '../app/redis.js'
+import type { RedisLink } from '../plugins/app/redis.js'
 
 export interface Count {
   /** Requests counted in the current window, this one included when it was counted. */

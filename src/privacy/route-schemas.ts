@@ -1,8 +1,9 @@
 // The route schemas of a contact's erasure and export: what each validates and how the OpenAPI document describes
 // it. The `security` of each operation is derived from the route's scope (authorization).
 import { Type } from '@sinclair/typebox'
-import { ContactParamsSchema, NoQuerySchema } from '../contacts/model.js'
+import { ContactParamsSchema } from '../contacts/model.js'
 import { COMMON_CODES, errorResponses, noContent, success } from '../openapi/responses.js'
+import { NoQuerySchema } from '../schemas/limits.js'
 import { ContactExportSchema } from './model.js'
 
 const tags = ['contacts']

@@ -3,7 +3,7 @@
 // secrets key, so that the table tells nothing of an address to whoever lacks the key, and a guess cannot be
 // checked against it without the key either. Creates check a tenant's erased addresses only when the tenant has
 // some: which tenants have, each instance remembers for a few seconds, and learns at once from an erasure of its
-// own or from the announcement of another instance's (src/plugins/app/announcements.ts).
+// own or from the announcement of another instance's (src/announcements/plugin.ts).
 import { createHmac } from 'node:crypto'
 import fp from 'fastify-plugin'
 import { LRUCache } from 'lru-cache'

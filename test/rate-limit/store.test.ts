@@ -3,8 +3,8 @@
 // them: Redis while it answers, process memory otherwise.
 import FakeTimers from '@sinonjs/fake-timers'
 import t from 'tap'
-import type { RedisLink } from '../../../src/plugins/app/redis.ts'
-import { CounterStore, LocalCounters, RedisCounters } from '../../../src/plugins/external/rate-limit-store.ts'
+import type { RedisLink } from '../../src/plugins/app/redis.ts'
+import { CounterStore, LocalCounters, RedisCounters } from '../../src/rate-limit/store.ts'
 
 const WINDOW = 60_000
 

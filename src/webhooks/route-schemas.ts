@@ -1,7 +1,8 @@
 // The route schemas of the webhooks operations: what each validates and how the OpenAPI document describes it.
 import { Type } from '@sinclair/typebox'
-import { NoQuerySchema } from '../contacts/model.js'
+import { API_PREFIX } from '../api-prefix.js'
 import { BODY_CODES, COMMON_CODES, errorResponses, locationHeader, noContent, success } from '../openapi/responses.js'
+import { NoQuerySchema } from '../schemas/limits.js'
 import {
   DeliveryListSchema,
   WEBHOOK_LIMITS,
@@ -33,7 +34,7 @@ export const createWebhook = {
   body: Type.Ref(WebhookCreateSchema),
   response: {
     201: success('Il webhook, con il suo segreto', Type.Ref(WebhookCreatedSchema), {
-      ...locationHeader('Percorso del nuovo webhook', '/api/v1/webhooks/5a0c1f62-9d7e-4b1a-8c3e-2f6d4e8b9a17'),
+      ...locationHeader('Percorso del nuovo webhook', `${API_PREFIX}/webhooks/5a0c1f62-9d7e-4b1a-8c3e-2f6d4e8b9a17`),
     }),
     ...errorResponses([...COMMON_CODES, ...BODY_CODES, 'limit_reached']),
   },

@@ -1,6 +1,7 @@
 // The route schemas of the contacts operations: what each validates and how the OpenAPI document describes it.
 // The `security` of each operation is not written here: it is derived from the route's scope (authorization).
 import { Type } from '@sinclair/typebox'
+import { API_PREFIX } from '../api-prefix.js'
 import {
   BODY_CODES,
   COMMON_CODES,
@@ -12,6 +13,7 @@ import {
   success,
 } from '../openapi/responses.js'
 import { IDEMPOTENCY_KEY } from '../schemas/common.js'
+import { NoQuerySchema } from '../schemas/limits.js'
 import {
   ContactCreateSchema,
   ContactListQuerySchema,
@@ -20,7 +22,6 @@ import {
   ContactSchema,
   ContactUpdateSchema,
   EXAMPLE_ID,
-  NoQuerySchema,
 } from './model.js'
 
 const tags = ['contacts']
@@ -94,7 +95,7 @@ export const createContact = {
   body: Type.Ref(ContactCreateSchema),
   response: {
     201: success('Il contatto creato', Type.Ref(ContactSchema), {
-      ...locationHeader('Percorso del nuovo contatto', `/api/v1/contacts/${EXAMPLE_ID}`),
+      ...locationHeader('Percorso del nuovo contatto', `${API_PREFIX}/contacts/${EXAMPLE_ID}`),
       ...etag,
       ...replayedHeader,
     }),

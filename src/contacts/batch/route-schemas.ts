@@ -2,8 +2,8 @@
 // `security` is derived from the route's scope (authorization).
 import { Type } from '@sinclair/typebox'
 import { BODY_CODES, COMMON_CODES, errorResponses, replayedHeader, success } from '../../openapi/responses.js'
-import { NoQuerySchema } from '../model.js'
-import { idempotencyHeaders } from '../operations.js'
+import { NoQuerySchema } from '../../schemas/limits.js'
+import { idempotencyHeaders } from '../route-schemas.js'
 import { BATCH_BODY_LIMIT, BatchResponseSchema, BatchUpsertSchema, MAX_BATCH_ITEMS } from './model.js'
 
 export const importContacts = {
