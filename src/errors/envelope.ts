@@ -130,7 +130,9 @@ export default fp(
       // A request no route takes is answered as such whatever its body: parsing that body may fail first.
       const apiError = request.is404 ? unrouted(fastify, paths, request, reply) : toApiError(error)
       // A 503 of the shutdown is foreseen and says nothing of the database: only a database error is logged so.
+      // A batch refused while the instance holds all the batches it may is backpressure, not a fault.
       if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable')
+      else if (apiError.code === 'server_busy') request.log.info('refused: the instance holds all the batches it may')
       else if (apiError.statusCode >= 500 && apiError.code !== 'service_unavailable') {
         request.log.error({ err: error }, 'request failed')
       }

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { errors } from '../../src/errors/catalogue.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
 const LIST = '/api/v1/contacts'
@@ -77,4 +78,27 @@ t.test('an unexpected failure is a generic 500, logged with the request id', asy
   t.equal(entry.reqId, 'req-123')
   t.match(entry.err.message, /secret internal detail/)
   t.notMatch(lines.join('\n'), new RegExp(key), 'the key is never logged')
+})
+
+// Found by an outsider: every batch refused with 503 server_busy was logged as an error with its stack (522 lines
+// from one burst), burying real failures under foreseen backpressure.
+t.test('a batch refused as server_busy is logged at info, without a stack', async (t) => {
+  const lines: string[] = []
+  const { app } = await build(t, { LOG_LEVEL: 'info' }, { write: (line: string) => lines.push(line) })
+  const { key } = await createTenantWithKey(app)
+  app.contacts.list = async () => {
+    throw errors.serverBusy(3)
+  }
+  const res = await request(app, key, { method: 'GET', url: LIST })
+  t.equal(res.statusCode, 503)
+  t.equal(res.json().error.code, 'server_busy')
+  const entries = lines.map((line) => JSON.parse(line))
+  t.notOk(
+    entries.some((e) => e.level >= 50),
+    'nothing at error level',
+  )
+  t.ok(
+    entries.some((e) => e.level === 30 && /refused/.test(e.msg) && e.err === undefined),
+    'one info line, no error object',
+  )
 })
