@@ -13,7 +13,7 @@ const [exampleWebhook] = WebhookSchema.examples as { id: string; url: string }[]
 const [exampleAttempt] = DeliverySchema.examples as Record<string, unknown>[]
 const EXAMPLE_DELIVERY = {
   webhookId: exampleWebhook?.id,
-  url: exampleWebhook?.url,
+  receiver: exampleWebhook?.url === undefined ? undefined : new URL(exampleWebhook.url).origin,
   eventId: exampleAttempt?.eventId,
   attempt: exampleAttempt?.attempt,
   at: exampleAttempt?.at,
@@ -24,7 +24,12 @@ const EXAMPLE_DELIVERY = {
 export const ExportedDeliverySchema = Type.Object(
   {
     webhookId: Type.String({ format: 'uuid', description: 'Il webhook a cui l’evento è stato inviato' }),
-    url: Type.String({ description: 'L’indirizzo del webhook, a cui sono stati inviati i dati' }),
+    receiver: Type.String({
+      description:
+        'Dove sono stati inviati i dati: l’origine (schema, host e porta) dell’indirizzo del webhook; percorso e ' +
+        'query, che possono contenere un token, restano visibili solo con lo scope webhooks:manage',
+      examples: ['https://crm.example.com'],
+    }),
     eventId: Type.String({ format: 'uuid', description: 'L’evento inviato (uno di `events`)' }),
     attempt: Type.Integer({ minimum: 1, description: 'Numero del tentativo, da 1' }),
     at: Timestamp({ description: 'Quando è iniziato il tentativo' }),

@@ -74,7 +74,10 @@ export class PrivacyRepository {
   /** Everything rubrica holds about the contact, or null when the tenant has no such contact. */
   async export(tenantId: string, contactId: string): Promise<ContactExport | null> {
     const [row] = await this.db.query<ContactExport>('contacts_export', EXPORT_SQL, [tenantId, contactId])
-    return row ?? null
+    if (!row) return null
+    // The receiver's origin only: a webhook's path and query may hold a token, which webhooks:manage guards.
+    for (const delivery of row.deliveries) delivery.receiver = new URL(delivery.receiver).origin
+    return row
   }
 
   /** The tenant's erasures, oldest first. */

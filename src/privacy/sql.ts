@@ -47,7 +47,7 @@ export const EXPORT_SQL = `SELECT ${isoUtc('statement_timestamp()')} AS "exporte
     COALESCE((SELECT json_agg(json_build_object('id', v.id, 'type', v.type, 'occurredAt', v."occurredAt",
         'data', v.data) ORDER BY v.xid::bigint, v.n::bigint)
       FROM (SELECT ${EVENT_ROWS} WHERE e.tenant_id = $1 AND e.contact_id = $2) v), '[]') AS events,
-    COALESCE((SELECT json_agg(json_build_object('webhookId', a.webhook_id, 'url', w.url, 'eventId', a.event_id,
+    COALESCE((SELECT json_agg(json_build_object('webhookId', a.webhook_id, 'receiver', w.url, 'eventId', a.event_id,
         'attempt', a.attempt, 'at', ${isoUtc('a.at')}, 'status', a.status, 'outcome', a.outcome)
         ORDER BY a.at, a.event_id, a.attempt)
       FROM delivery_attempts a
