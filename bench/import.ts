@@ -1,14 +1,14 @@
-// The batch import on PostgreSQL (docs/performance.md, "Batch import"): 100,000 new contacts into one tenant,
-// 1,000 per call, 4 calls at a time, against the server run as its own process; then the same import again (every
-// item unchanged); beside them, PostgreSQL's own COPY of the same rows into another tenant (same table, same
-// triggers: what this schema costs the database), and into a plain table of the same columns and indexes without
-// any trigger or foreign key (what storing the rows costs: the reference of the batch's target). Prints contacts
-// per second, the ratios to both COPYs, the server's peak RSS and how far the newest createdAt is from the
-// database clock. Nothing is sent anywhere but 127.0.0.1.
+// The batch import on PostgreSQL (docs/performance.md, "Batch import beside COPY without triggers"): 100,000 new
+// contacts into one tenant, 1,000 per call, 4 calls at a time, against the server run as its own process; then the
+// same import again (every item unchanged). Beside the import, in rounds whose order alternates, PostgreSQL's own
+// COPY of the same rows into another tenant (same table, same triggers: what this schema costs the database), and
+// into a plain table of the same columns and indexes without any trigger or foreign key (what storing the rows
+// costs: the reference of the batch's target). Prints contacts per second, the ratios to both COPYs, the server's
+// peak RSS and how far the newest createdAt is from the database clock. Nothing is sent anywhere but 127.0.0.1.
 //
 //   tsx bench/import.ts            # BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres)
 //   CONTACTS=20000 tsx bench/import.ts
-//   CONTACTS=1000000 RERUN=0 tsx bench/import.ts   # the million, without the re-run
+//   CONTACTS=1000000 RERUN=0 ROUNDS=1 tsx bench/import.ts   # the million, once, without the re-run
 import { spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -22,6 +22,11 @@ import { deployMigrations } from '../src/db/migrate.ts'
 const CONTACTS = Number(process.env.CONTACTS ?? 100_000)
 /** RERUN=0 leaves out the second import (every item unchanged), which doubles a large run. */
 const RERUN = process.env.RERUN !== '0'
+/**
+ * Rounds of the three (import, COPY into contacts, COPY into a plain table), each into tables or tenants of its
+ * own, in the reverse order in even rounds: a change in the machine's other load weighs on all three alike.
+ */
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const PER_CALL = 1000
 const AT_ONCE = 4
 /** The million-contact target: an import of that size within this many seconds. */
@@ -78,14 +83,19 @@ let server: ReturnType<typeof spawn> | undefined
 try {
   const database = await openDatabase({ url: dbUrl, poolSize: 2 })
   await database.withSession((session) => deployMigrations(session))
-  const tenant = await database.prisma.tenant.create({ data: { name: 'Import' } })
-  const copied = await database.prisma.tenant.create({ data: { name: 'Copy' } })
-  for (const t of [tenant, copied]) await database.prisma.tag.create({ data: { tenantId: t.id, name: 'vip' } })
-  const { key } = await createApiKey(database.prisma, {
-    tenantId: tenant.id,
-    role: 'editor',
-    scopes: ['contacts:read', 'contacts:write'],
-  })
+  // Per round: a tenant the batch imports into (with its key) and one the COPY writes into.
+  const rounds: { key: string; tenantId: string; copiedId: string }[] = []
+  for (let r = 1; r <= ROUNDS; r++) {
+    const tenant = await database.prisma.tenant.create({ data: { name: `Import ${r}` } })
+    const copied = await database.prisma.tenant.create({ data: { name: `Copy ${r}` } })
+    for (const t of [tenant, copied]) await database.prisma.tag.create({ data: { tenantId: t.id, name: 'vip' } })
+    const { key } = await createApiKey(database.prisma, {
+      tenantId: tenant.id,
+      role: 'editor',
+      scopes: ['contacts:read', 'contacts:write'],
+    })
+    rounds.push({ key, tenantId: tenant.id, copiedId: copied.id })
+  }
   await database.close()
 
   server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
@@ -115,7 +125,7 @@ try {
   const pid = child.pid as number
   const before = memoryOf(pid)
 
-  const importAll = async () => {
+  const importAll = async (key: string) => {
     const totals = { created: 0, updated: 0, unchanged: 0, failed: 0 }
     let next = 0
     const started = process.hrtime.bigint()
@@ -138,97 +148,125 @@ try {
     return { ...totals, seconds, perSecond: Math.round(CONTACTS / seconds) }
   }
 
-  const first = await importAll()
-  const afterFirst = memoryOf(pid)
-  const [clock] = await sql<{ ahead: number }>(
-    dbUrl,
-    `SELECT extract(epoch FROM max(created_at) - clock_timestamp())::float AS ahead FROM contacts
-     WHERE tenant_id = '${tenant.id}'`,
-  )
-  const again = RERUN ? await importAll() : undefined
-  const afterAgain = memoryOf(pid)
-  server.kill('SIGTERM') // the COPYs run without the server beside them, as the import ran without them
-
-  // COPY of the same rows (tags included): what the database itself takes to store them, triggers and indexes
-  // included; the triggers fill in the email key and the timestamps.
-  const csv = join(workDir, 'contacts.csv')
+  // COPY of the same rows (tags included) into rubrica's table: what the database itself takes to store them,
+  // triggers, foreign key and indexes included; the triggers fill in the email key and the timestamps.
   const tagsOf = (i: number) => `{${(item(i).tags ?? []).join(',')}}`
-  writeFileSync(
-    csv,
-    Array.from({ length: CONTACTS }, (_, i) => {
-      const { email, firstName, lastName, consentType, stage } = item(i)
-      return [randomUUID(), email, firstName, lastName, consentType, stage, 'api', copied.id, tagsOf(i)].join(',')
-    }).join('\n'),
-  )
-  const own = copyInto(csv, 'contacts (id, email, first_name, last_name, consent_type, stage, source, tenant_id, tags)')
+  const copyOwn = (round: number, tenantId: string) => {
+    const csv = join(workDir, `contacts-${round}.csv`)
+    writeFileSync(
+      csv,
+      Array.from({ length: CONTACTS }, (_, i) => {
+        const { email, firstName, lastName, consentType, stage } = item(i)
+        return [randomUUID(), email, firstName, lastName, consentType, stage, 'api', tenantId, tagsOf(i)].join(',')
+      }).join('\n'),
+    )
+    return copyInto(csv, 'contacts (id, email, first_name, last_name, consent_type, stage, source, tenant_id, tags)')
+  }
 
   // The same rows into a table of the same columns, keys and indexes (LIKE … INCLUDING ALL) with no trigger and no
   // foreign key: the values the triggers would compute (email key, createdAt one microsecond apart) are in the file.
-  await sql(dbUrl, 'CREATE TABLE contacts_plain (LIKE contacts INCLUDING ALL)')
-  const plainCsv = join(workDir, 'plain.csv')
   const start = Date.UTC(2026, 0, 1)
   const instant = (i: number) =>
     `${new Date(start + Math.floor(i / 1000)).toISOString().slice(0, 23)}${String(i % 1000).padStart(3, '0')}Z`
-  writeFileSync(
-    plainCsv,
-    Array.from({ length: CONTACTS }, (_, i) => {
-      const { email, firstName, lastName, consentType, stage } = item(i)
-      const at = instant(i)
-      return [
-        randomUUID(),
-        email,
-        email.toLowerCase(),
-        firstName,
-        lastName,
-        consentType,
-        stage,
-        'api',
-        copied.id,
-        tagsOf(i),
-        at,
-        at,
-      ].join(',')
-    }).join('\n'),
-  )
-  const plain = copyInto(
-    plainCsv,
-    'contacts_plain (id, email, email_key, first_name, last_name, consent_type, stage, source, tenant_id, tags, ' +
-      'created_at, acquired_at)',
-  )
+  const copyPlain = async (round: number, tenantId: string) => {
+    const table = `contacts_plain_${round}`
+    await sql(dbUrl, `CREATE TABLE ${table} (LIKE contacts INCLUDING ALL)`)
+    const csv = join(workDir, `plain-${round}.csv`)
+    writeFileSync(
+      csv,
+      Array.from({ length: CONTACTS }, (_, i) => {
+        const { email, firstName, lastName, consentType, stage } = item(i)
+        const at = instant(i)
+        const row = [randomUUID(), email, email.toLowerCase(), firstName, lastName, consentType, stage, 'api']
+        return [...row, tenantId, tagsOf(i), at, at].join(',')
+      }).join('\n'),
+    )
+    return copyInto(
+      csv,
+      `${table} (id, email, email_key, first_name, last_name, consent_type, stage, source, tenant_id, tags, ` +
+        'created_at, acquired_at)',
+    )
+  }
+
+  type Rate = { seconds: number; perSecond: number }
+  const measured: { batch: Rate; own: Rate; plain: Rate }[] = []
+  let first: Awaited<ReturnType<typeof importAll>> | undefined
+  let again: Awaited<ReturnType<typeof importAll>> | undefined
+  let ahead: number | undefined
+  for (const [index, round] of rounds.entries()) {
+    const number = index + 1
+    const steps = {
+      batch: async (): Promise<Rate> => {
+        const result = await importAll(round.key)
+        if (result.created !== CONTACTS) throw new Error(`round ${number}: created ${result.created} of ${CONTACTS}`)
+        if (first === undefined) {
+          first = result
+          const [clock] = await sql<{ ahead: number }>(
+            dbUrl,
+            `SELECT extract(epoch FROM max(created_at) - clock_timestamp())::float AS ahead FROM contacts
+             WHERE tenant_id = '${round.tenantId}'`,
+          )
+          ahead = clock?.ahead
+          if (RERUN) again = await importAll(round.key)
+        }
+        return result
+      },
+      own: () => Promise.resolve(copyOwn(number, round.copiedId)),
+      plain: () => copyPlain(number, round.copiedId),
+    }
+    const order = (['batch', 'own', 'plain'] as const).slice()
+    if (number % 2 === 0) order.reverse()
+    const rates = {} as Record<(typeof order)[number], Rate>
+    for (const step of order) rates[step] = await steps[step]()
+    measured.push(rates)
+    console.error(
+      `round ${number}: import ${rates.batch.perSecond}/s, COPY into contacts ${rates.own.perSecond}/s, ` +
+        `COPY into the plain table ${rates.plain.perSecond}/s`,
+    )
+  }
+  const after = memoryOf(pid)
 
   const mb = (kb: number) => `${Math.round(kb / 1024)} MB`
+  const middle = (values: number[]) => values.sort((x, y) => x - y)[Math.floor((values.length - 1) / 2)] ?? Number.NaN
+  const each = (pick: (m: (typeof measured)[number]) => number) => measured.map(pick)
+  const perRound = (values: number[], digits = 0) => values.map((v) => v.toFixed(digits)).join(', ')
+  const toOwn = each((m) => m.batch.perSecond / m.own.perSecond)
+  const toPlain = each((m) => m.batch.perSecond / m.plain.perSecond)
   console.log(
-    `Batch import, ${CONTACTS} new contacts into one tenant, ${PER_CALL} per call, ${AT_ONCE} calls at a time`,
+    `Batch import, ${CONTACTS} new contacts into one tenant, ${PER_CALL} per call, ${AT_ONCE} calls at a time; ` +
+      `${ROUNDS} round(s), alternating order; per round, then the median`,
   )
   console.log(
-    `  import:  ${first.perSecond} contacts/s (${first.seconds.toFixed(1)} s; created ${first.created}, failed ${first.failed})`,
+    `  import:  ${perRound(each((m) => m.batch.perSecond))} contacts/s (seconds: ${perRound(
+      each((m) => m.batch.seconds),
+      1,
+    )}); median ${middle(each((m) => m.batch.perSecond))}`,
   )
   if (again) {
     console.log(
-      `  re-run:  ${again.perSecond} contacts/s (${again.seconds.toFixed(1)} s; unchanged ${again.unchanged}, created ${again.created}, updated ${again.updated})`,
+      `  re-run (round 1):  ${again.perSecond} contacts/s (${again.seconds.toFixed(1)} s; unchanged ${again.unchanged}, created ${again.created}, updated ${again.updated})`,
     )
   }
   console.log(
-    `  COPY into contacts: ${own.perSecond} contacts/s (${own.seconds.toFixed(1)} s, same rows, same triggers and keys, psql \\copy)`,
+    `  COPY into contacts: ${perRound(each((m) => m.own.perSecond))} contacts/s; median ${middle(each((m) => m.own.perSecond))} (same rows, same triggers and keys, psql \\copy)`,
   )
   console.log(
-    `  COPY into a plain table: ${plain.perSecond} contacts/s (${plain.seconds.toFixed(1)} s, same columns and indexes, no trigger, no foreign key)`,
+    `  COPY into a plain table: ${perRound(each((m) => m.plain.perSecond))} contacts/s; median ${middle(each((m) => m.plain.perSecond))} (same columns and indexes, no trigger, no foreign key)`,
   )
-  console.log(`  import / COPY into contacts: ${(first.perSecond / own.perSecond).toFixed(2)}x`)
+  console.log(`  import / COPY into contacts: ${perRound(toOwn, 2)}; median ${middle(toOwn).toFixed(2)}x`)
+  const ratio = middle(toPlain)
   console.log(
-    `  import / COPY into the plain table: ${(first.perSecond / plain.perSecond).toFixed(2)}x (target >= 0.5x: ` +
-      `${first.perSecond / plain.perSecond >= 0.5 ? 'met' : 'missed'})`,
+    `  import / COPY into the plain table: ${perRound(toPlain, 2)}; median ${ratio.toFixed(2)}x (target >= 0.5x: ` +
+      `${ratio >= 0.5 ? 'met' : 'missed'})`,
   )
-  if (CONTACTS >= 1_000_000) {
+  if (CONTACTS >= 1_000_000 && first) {
     console.log(
       `  ${CONTACTS} contacts in ${first.seconds.toFixed(1)} s (target < ${MILLION_SECONDS} s: ` +
         `${first.seconds < MILLION_SECONDS ? 'met' : 'missed'})`,
     )
   }
-  console.log(
-    `  server RSS: ${mb(before.now)} before, peak ${mb(Math.max(afterFirst.peak, afterAgain.peak))} during the imports`,
-  )
-  console.log(`  newest createdAt after the import: ${(clock?.ahead ?? Number.NaN).toFixed(3)} s from the clock`)
+  console.log(`  server RSS: ${mb(before.now)} before, peak ${mb(after.peak)} during the imports`)
+  console.log(`  newest createdAt after the first import: ${(ahead ?? Number.NaN).toFixed(3)} s from the clock`)
 } finally {
   server?.kill('SIGTERM')
   await new Promise((resolve) => setTimeout(resolve, 1000))
