@@ -4,7 +4,7 @@
 // reads it back. Then the integration features that scenarios g and h load: a POST with an Idempotency-Key gets
 // 201, a GET with the sampled ETag in If-None-Match gets 304.
 import { log } from './output.ts'
-import { type HttpAnswer, http, type Server, type Target, type Targets } from './servers.ts'
+import { type HttpAnswer, http, type Server, type Implementation as Target, type Targets } from './servers.ts'
 import { BENCH_EMAIL_DOMAIN, type TenantSample } from './wrk.ts'
 
 /** Runs every check and prints its outcome; returns the problems found (none when all is well). */

@@ -21,6 +21,8 @@ const contactOf = (c: string, timestamp?: (expression: string) => string): strin
 
 /** A Contact from the `contacts` row `c`. */
 const CONTACT = contactOf('c')
+/** The same in a RETURNING list: Citus allows only immutable functions there (iso_utc is). */
+const RETURNED = contactOf('c', (expression) => `iso_utc(${expression})`)
 
 /** $1 tenant id, $2 contact id. */
 export const GET: Prepared = {
@@ -68,7 +70,7 @@ export const CREATE: Prepared = {
   text: `INSERT INTO contacts AS c (id, tenant_id, email, phone, first_name, last_name, consent_type, source, tags)
     VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, $6, 'api', $7::text[])
     ON CONFLICT DO NOTHING
-    RETURNING ${contactOf('c', (expression) => `iso_utc(${expression})`)}`,
+    RETURNING ${RETURNED}`,
 }
 
 /** CREATE's values after the tenant id: the contact's, with the API's defaults. */
@@ -110,7 +112,7 @@ export function updateStatement(fields: readonly PatchField[]): Prepared {
   if (statement === undefined) {
     const sets = fields.map((field, i) => SET[field].replace('$', () => `$${i + 3}`))
     const text = `UPDATE contacts c SET ${sets.join(', ')}, updated_at = GREATEST(now(), c.updated_at)
-      WHERE c.tenant_id = $1 AND c.id = $2 RETURNING ${CONTACT}`
+      WHERE c.tenant_id = $1 AND c.id = $2 RETURNING ${RETURNED}`
     statement = { name, text }
     updates.set(name, statement)
   }

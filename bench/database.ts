@@ -1,11 +1,12 @@
 // The bench database: created (or, with --keep, reused when bench_meta says it holds the same seed and the counts
 // match), migrated and seeded with rubrica's admin CLI, then sampled with SQL for the ids, deep cursors and tags
 // the wrk scripts use; dropped (or tidied, with --keep) at the end.
+import { resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import pg from 'pg'
 import type { BenchOptions } from './options.ts'
 import { note } from './output.ts'
-import { runCommand, serviceEnv } from './servers.ts'
+import { root, runCommand, serviceEnv } from './servers.ts'
 import { BENCH_EMAIL_DOMAIN, type TenantSample } from './wrk.ts'
 
 export interface BenchDatabase {
@@ -13,6 +14,8 @@ export interface BenchDatabase {
   /** The server's maintenance database (BENCH_PG_URL), where the bench database is created and dropped. */
   adminUrl: string
   url: string
+  /** On the Citus coordinator: created and dropped on every node by cluster.sh. */
+  citus: boolean
 }
 
 /** What `rubrica seed --json` prints; kept in bench_meta, since the keys are shown only once. */
@@ -23,11 +26,19 @@ export interface SeedMeta {
 /** How many tenants and contacts per tenant the database holds. */
 type SeedShape = Pick<BenchOptions, 'tenants' | 'contacts'>
 
-export function benchDatabase(name: string): BenchDatabase {
-  const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+export function benchDatabase(name: string, citus = false): BenchDatabase {
+  const adminUrl = citus
+    ? (process.env.BENCH_CITUS_URL ?? 'postgres://postgres@127.0.0.1:9700/postgres')
+    : (process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres')
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
-  return { name, adminUrl, url: url.toString() }
+  return { name, adminUrl, url: url.toString(), citus }
+}
+
+/** ../shared/citus/cluster.sh (or CITUS_DIR's): creates a database on every node, or drops it from every node. */
+function clusterScript(action: 'db' | 'drop', name: string): Promise<string> {
+  const script = resolve(root, process.env.CITUS_DIR ?? '../shared/citus', 'cluster.sh')
+  return runCommand('bash', [script, action, name], serviceEnv(''), 120_000)
 }
 
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -55,6 +66,10 @@ async function databaseExists(db: BenchDatabase): Promise<boolean> {
 }
 
 async function dropDatabase(db: BenchDatabase): Promise<void> {
+  if (db.citus) {
+    await clusterScript('drop', db.name)
+    return
+  }
   await withClient(db.adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${db.name}" WITH (FORCE)`))
 }
 
@@ -142,8 +157,9 @@ export async function prepareDatabase(db: BenchDatabase, shape: SeedShape, keep:
     note(`--keep: cannot reuse ${db.name} (${reusable}); seeding it again`)
   }
   await dropDatabase(db)
-  await withClient(db.adminUrl, (client) => client.query(`CREATE DATABASE "${db.name}"`))
-  note(`created database ${db.name}; deploying migrations`)
+  if (db.citus) await clusterScript('db', db.name)
+  else await withClient(db.adminUrl, (client) => client.query(`CREATE DATABASE "${db.name}"`))
+  note(`created database ${db.name}${db.citus ? ' on the Citus cluster' : ''}; deploying migrations`)
   await deployMigrations(db)
   const { seed, seedSeconds } = await seedDatabase(db, shape)
   note(`seeded in ${seedSeconds.toFixed(1)} s; analysing`)
@@ -208,12 +224,18 @@ export async function sampleTenants(
   db: BenchDatabase,
   shape: SeedShape,
   seed: SeedMeta,
+  oneTenant = false,
 ): Promise<{ samples: TenantSample[]; depth: string }> {
   const unchanged = Math.max(1, Math.min(1000, Math.floor(shape.contacts / 4)))
   const ids = Math.min(shape.contacts - unchanged, Math.max(200, Math.floor(20_000 / shape.tenants)))
+  // One tenant's PATCHes (scenario j) get as many ids as all tenants' together, so that they do not wait on
+  // each other's row locks more often than the ten tenants' PATCHes do.
+  const firstIds = oneTenant ? Math.min(shape.contacts - unchanged, ids * shape.tenants) : ids
   const sampled = await withClient(db.url, async (client) => {
     const out: { sample: TenantSample; depth: string }[] = []
-    for (const tenant of seed.tenants) out.push(await sampleTenant(client, tenant, { ids, unchanged }))
+    for (const [i, tenant] of seed.tenants.entries()) {
+      out.push(await sampleTenant(client, tenant, { ids: i === 0 ? firstIds : ids, unchanged }))
+    }
     return out
   })
   return { samples: sampled.map((s) => s.sample), depth: sampled[0]?.depth ?? '' }

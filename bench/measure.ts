@@ -5,16 +5,21 @@ import { median, middle } from './median.ts'
 import type { BenchOptions } from './options.ts'
 import { fixed, ms, note } from './output.ts'
 import { sampleScenario } from './sampling.ts'
-import type { Server, Target, Targets } from './servers.ts'
+import { implementationOf, type Server, type Target } from './servers.ts'
 import { errorCount, runWrk, SCENARIOS, type ScenarioId, type Scripts, type WrkResult } from './wrk.ts'
 
-/** Scenarios in the order they run and are reported. */
-export const ORDER: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']
+/** Scenarios in the order they are reported (a run measures those of its options, in their order). */
+export const ORDER: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'i', 'f', 'j', 'g', 'h']
+/** Every target, in the order of odd rounds. */
+export const TARGETS: readonly Target[] = ['rubrica', 'baseline', 'rubrica-citus', 'baseline-citus']
 /** The baseline serves all but the integration features (Idempotency-Key, ETags), which only rubrica has. */
 export const BASELINE_SCENARIOS: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'f']
 
 /** What shapes the load: wrk's connections and threads, seconds per scenario and of warm-up, rounds. */
 export type Load = Pick<BenchOptions, 'connections' | 'threads' | 'duration' | 'warmup' | 'rounds'>
+
+/** The targets a run started, each with the scripts of its database's samples. */
+export type Loaded = Partial<Record<Target, { server: Server; scripts: Scripts }>>
 
 export interface Measurement {
   scenario: ScenarioId
@@ -35,37 +40,67 @@ export interface Measurement {
   idleCores: number
 }
 
-/** The targets a scenario runs on, in the order of `round`: odd rounds rubrica first, even rounds the baseline. */
-function targetsOf(scenario: ScenarioId, round: number): Target[] {
-  if (!BASELINE_SCENARIOS.includes(scenario)) return ['rubrica']
-  return round % 2 === 1 ? ['rubrica', 'baseline'] : ['baseline', 'rubrica']
+/**
+ * The targets a scenario runs on, in the order of `round`: odd rounds rubrica first (on PostgreSQL, then on
+ * Citus), even rounds the reverse. Only rubrica serves the scenarios the baseline does not.
+ */
+function targetsOf(scenario: ScenarioId, round: number, loaded: Loaded): Target[] {
+  const served = TARGETS.filter(
+    (target) =>
+      loaded[target] !== undefined && (BASELINE_SCENARIOS.includes(scenario) || implementationOf(target) === 'rubrica'),
+  )
+  return round % 2 === 1 ? served : served.reverse()
 }
 
-export async function warmUp(targets: Targets, scripts: Scripts, load: Load): Promise<void> {
+/**
+ * The scenarios in the order of `round`: as given in odd rounds; in even ones, a variant that follows its plain
+ * scenario (one tenant's POST after the ten tenants' one) goes first, so that neither always runs on the
+ * other's leftovers.
+ */
+function scenariosIn(scenarios: readonly ScenarioId[], round: number): ScenarioId[] {
+  const order = [...scenarios]
+  if (round % 2 === 1) return order
+  for (let i = 0; i + 1 < order.length; i++) {
+    const [plain, variant] = [order[i], order[i + 1]]
+    if (plain === undefined || variant === undefined || SCENARIOS[variant].variantOf !== plain) continue
+    order[i] = variant
+    order[i + 1] = plain
+    i++
+  }
+  return order
+}
+
+export async function warmUp(loaded: Loaded, scenarios: readonly ScenarioId[], load: Load): Promise<void> {
   note('warming up')
   const { connections, threads } = load
-  for (const scenario of ORDER) {
-    for (const target of targetsOf(scenario, 1)) {
+  for (const scenario of scenarios) {
+    for (const target of targetsOf(scenario, 1, loaded)) {
+      const { server, scripts } = loaded[target] ?? unloaded(target)
       stopIfInterrupted()
-      await runWrk({ url: targets[target].url, script: scripts[scenario], seconds: load.warmup, connections, threads })
+      await runWrk({ url: server.url, script: scripts[scenario], seconds: load.warmup, connections, threads })
     }
   }
 }
 
+const unloaded = (target: Target): never => {
+  throw new Error(`${target} is not running`)
+}
+
 /** Every scenario on its targets, `load.rounds` times; `beforeRound` runs before each round (vacuum). */
 export async function measureRounds(
-  targets: Targets,
-  scripts: Scripts,
+  loaded: Loaded,
+  scenarios: readonly ScenarioId[],
   load: Load,
   beforeRound: () => Promise<void>,
 ): Promise<Measurement[]> {
   const measurements: Measurement[] = []
   for (let round = 1; round <= load.rounds; round++) {
     await beforeRound()
-    for (const scenario of ORDER) {
-      for (const target of targetsOf(scenario, round)) {
+    for (const scenario of scenariosIn(scenarios, round)) {
+      for (const target of targetsOf(scenario, round, loaded)) {
+        const { server, scripts } = loaded[target] ?? unloaded(target)
         note(`round ${round}: ${SCENARIOS[scenario].name} on ${target}`)
-        const m = await measure(scenario, target, targets[target], scripts[scenario], load, round)
+        const m = await measure(scenario, target, server, scripts[scenario], load, round)
         measurements.push(m)
         note(`  ${fixed(m.rps, 0)} req/s, p50 ${ms(m.wrk.p50)} ms, p99 ${ms(m.wrk.p99)} ms, errors ${m.errors}`)
       }
@@ -121,13 +156,15 @@ export function medianRound(measurements: Measurement[], scenario: ScenarioId, t
 }
 
 /**
- * What rubrica's req/s in `scenario` is reported against: the baseline's in the same scenario, or, for a
- * scenario only rubrica serves, rubrica's own in the plain variant of it (g: e, h: a).
+ * What rubrica's req/s in `scenario` is reported against: the baseline's in the same scenario on the same
+ * database, or, for a scenario only rubrica serves, rubrica's own in the plain variant of it (g: e, h: a, i: e,
+ * j: f).
  */
-export function referenceOf(scenario: ScenarioId): [ScenarioId, Target] | undefined {
-  if (BASELINE_SCENARIOS.includes(scenario)) return [scenario, 'baseline']
+export function referenceOf(scenario: ScenarioId, rubrica: Target = 'rubrica'): [ScenarioId, Target] | undefined {
+  const baseline: Target = rubrica === 'rubrica' ? 'baseline' : 'baseline-citus'
+  if (BASELINE_SCENARIOS.includes(scenario)) return [scenario, baseline]
   const plain = SCENARIOS[scenario].variantOf
-  return plain === undefined ? undefined : [plain, 'rubrica']
+  return plain === undefined ? undefined : [plain, rubrica]
 }
 
 /**

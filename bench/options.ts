@@ -1,6 +1,7 @@
 // The command line of bench/run.ts: the three presets (full, smoke, large), the options that override them, and
 // --help. A bad command line exits with status 2 before anything starts.
 import { parseArgs } from 'node:util'
+import type { ScenarioId } from './wrk.ts'
 
 export type Mode = 'smoke' | 'large' | 'full'
 
@@ -16,6 +17,10 @@ export interface BenchOptions {
   database: string
   /** Seconds of warm-up per scenario and target. */
   warmup: number
+  /** The scenarios measured, in the order of odd rounds (see measure.ts for even ones). */
+  scenarios: ScenarioId[]
+  /** Also run both targets on a database of the same name on the Citus coordinator (BENCH_CITUS_URL). */
+  citus: boolean
 }
 
 export interface CommandLine {
@@ -42,10 +47,17 @@ const HELP = `usage: tsx bench/run.ts [options]
   --profile          then profile rubrica and the baseline (node --cpu-prof) under GET by id, the list (first
                      page, 90% depth, filtered) and POST, each alone; print top functions and CPU per request by
                      package, rubrica against the baseline
+  --one-tenant       measure POST and PATCH with all requests on one tenant (i, j) against the same load spread
+                     over every tenant (e, f), alternating which goes first by round; the baseline runs e and f
+  --citus            the same run on a database of the same name on a Citus coordinator too (BENCH_CITUS_URL,
+                     created with ../shared/citus/cluster.sh db NAME), both targets, alternating with PostgreSQL;
+                     scenarios a-f only (with --one-tenant, its four); reports Citus against PostgreSQL
   --database NAME    bench database name (default rubrica_bench, rubrica_bench_large, rubrica_bench_smoke_<pid>)
   --out FILE         also write all results as JSON
 Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), the server used to create the
-bench database; the bench database lives on the same server.
+bench database; the bench database lives on the same server. BENCH_CITUS_URL (default
+postgres://postgres@127.0.0.1:9700/postgres), the Citus coordinator of --citus; CITUS_DIR (default
+../shared/citus), where its cluster.sh is.
 `
 
 /** Reads process.argv; prints --help and exits 0, or exits 2 on a bad command line. */
@@ -74,6 +86,8 @@ function parseFlags() {
       smoke: { type: 'boolean', default: false },
       large: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
+      'one-tenant': { type: 'boolean', default: false },
+      citus: { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       database: { type: 'string' },
       out: { type: 'string' },
@@ -114,10 +128,19 @@ function benchOptions(flags: Flags, mode: Mode): BenchOptions {
     rounds: integer('rounds', flags.rounds, mode === 'smoke' ? 1 : 3, 1, 20),
     database: flags.database ?? defaults.database,
     warmup: mode === 'smoke' ? 1 : 2,
+    scenarios: scenariosOf(flags),
+    citus: flags.citus,
   }
+  if (flags['one-tenant'] && options.tenants < 2) fail('--one-tenant needs at least 2 tenants to spread over')
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(options.database)) fail('--database must be a plain lower-case name')
   if (options.threads > options.connections) fail('--threads cannot exceed --connections')
   return options
+}
+
+/** Every scenario; --citus leaves out g and h (rubrica-only variants); --one-tenant measures e, i, f, j alone. */
+function scenariosOf(flags: Flags): ScenarioId[] {
+  if (flags['one-tenant']) return ['e', 'i', 'f', 'j']
+  return flags.citus ? ['a', 'b', 'c', 'd', 'e', 'f'] : ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']
 }
 
 function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {

@@ -16,7 +16,7 @@ import {
   summariseProfile,
   type Window,
 } from './profile.ts'
-import { type Server, startTarget, stopServer, type Target } from './servers.ts'
+import { type Server, startTarget, stopServer, type Implementation as Target } from './servers.ts'
 import { runWrk, SCENARIOS, type ScenarioId, type Scripts, type WrkResult } from './wrk.ts'
 
 const PROFILED_SCENARIOS = ['a', 'b', 'c', 'd', 'e'] as const satisfies readonly ScenarioId[]

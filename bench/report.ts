@@ -5,7 +5,16 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, resolve } from 'node:path'
-import { type Measurement, measurementsOf, medianRound, ORDER, pairedRatio, referenceOf } from './measure.ts'
+import {
+  BASELINE_SCENARIOS,
+  type Measurement,
+  measurementsOf,
+  medianRound,
+  ORDER,
+  pairedRatio,
+  referenceOf,
+  TARGETS,
+} from './measure.ts'
 import { median } from './median.ts'
 import type { BenchOptions, Mode } from './options.ts'
 import { fixed, log, ms } from './output.ts'
@@ -31,6 +40,8 @@ export interface RunRecord {
   machine: Machine
   load: { atStart: string; beforeMeasuring: string; after: string }
   seed: { reused: boolean; seconds: number; deepCursorRows: string }
+  /** With --citus: the Citus database, seeded alike. */
+  citus: (RunRecord['seed'] & { postgres: string; url: string }) | undefined
   startMs: { rubrica: number[]; baseline: number }
   idleRssMb: { rubrica: number; baseline: number }
   measurements: Measurement[]
@@ -60,8 +71,8 @@ export function describeMachine(postgresVersion: string): Machine {
 }
 
 /** What ran, how and where: printed before the checks and the measurements. */
-export function printHeader(run: Pick<RunRecord, 'mode' | 'options' | 'machine' | 'seed'>): void {
-  const { options, machine: host, seed } = run
+export function printHeader(run: Pick<RunRecord, 'mode' | 'options' | 'machine' | 'seed' | 'citus'>): void {
+  const { options, machine: host, seed, citus } = run
   log()
   log(`# rubrica benchmark (${run.mode}): ${options.tenants} tenant(s) x ${options.contacts} contacts`)
   log()
@@ -84,6 +95,14 @@ export function printHeader(run: Pick<RunRecord, 'mode' | 'options' | 'machine' 
     `machine: ${host.nproc} CPUs (${host.cpu}), ${host.memoryGiB} GiB, Node ${host.node}, PostgreSQL ${host.postgres}, ` +
       `${host.wrk}; commit ${host.commit}`,
   )
+  log(`scenarios: ${options.scenarios.map((s) => `${s} (${SCENARIOS[s].name})`).join(', ')}.`)
+  if (citus) {
+    log(
+      `Citus: both targets again on ${citus.url} (PostgreSQL ${citus.postgres})` +
+        `${citus.reused ? ', reused (--keep)' : `, seeded in ${citus.seconds.toFixed(0)} s`}; deep cursors at rows ` +
+        `${citus.deepCursorRows}; alternating with PostgreSQL within every scenario.`,
+    )
+  }
 }
 
 /** Everything after the measurements; returns how many requests failed during the scenarios. */
@@ -91,6 +110,12 @@ export function printResults(run: RunRecord): number {
   log()
   for (const row of resultsTable(run.measurements, run.options.rounds)) log(row)
   log()
+  if (run.citus) {
+    log('On Citus beside PostgreSQL (req/s, median round; ratios: medians of per-round ratios):')
+    log()
+    for (const row of citusTable(run.measurements)) log(row)
+    log()
+  }
   log('Where the CPU went (medians over rounds; milliseconds of CPU per request, and cores on average):')
   log()
   for (const row of cpuTable(run.measurements)) log(row)
@@ -110,7 +135,7 @@ export function printResults(run: RunRecord): number {
 /** Each scenario and target present, every row in ORDER, rubrica before the baseline. */
 function eachRow(measurements: Measurement[], row: (scenario: ScenarioId, target: Target) => void) {
   for (const scenario of ORDER) {
-    for (const target of ['rubrica', 'baseline'] as const) {
+    for (const target of TARGETS) {
       if (measurementsOf(measurements, scenario, target).length > 0) row(scenario, target)
     }
   }
@@ -128,7 +153,7 @@ function resultsTable(measurements: Measurement[], rounds: number): string[] {
   eachRow(measurements, (scenario, target) => {
     const m = medianRound(measurements, scenario, target)
     if (!m) return
-    const ratio = target === 'rubrica' ? ratioCell(measurements, scenario) : ''
+    const ratio = target.startsWith('rubrica') ? ratioCell(measurements, scenario, target) : ''
     const same = measurementsOf(measurements, scenario, target)
     const all = same.map((x) => x.rps)
     const errors = same.reduce((sum, x) => sum + x.errors, 0)
@@ -144,11 +169,39 @@ function resultsTable(measurements: Measurement[], rounds: number): string[] {
 }
 
 /** rubrica's req/s against its reference (referenceOf), named when it is not the baseline. */
-function ratioCell(measurements: Measurement[], scenario: ScenarioId): string {
-  const reference = referenceOf(scenario)
-  const ratio = reference && pairedRatio(measurements, [scenario, 'rubrica'], reference)
+function ratioCell(measurements: Measurement[], scenario: ScenarioId, rubrica: Target): string {
+  const reference = referenceOf(scenario, rubrica)
+  const ratio = reference && pairedRatio(measurements, [scenario, rubrica], reference)
   if (reference === undefined || ratio === undefined) return ''
-  return reference[1] === 'baseline' ? `${fixed(ratio, 2)}x` : `${fixed(ratio, 2)}x of ${reference[0]}`
+  return reference[1].startsWith('baseline') ? `${fixed(ratio, 2)}x` : `${fixed(ratio, 2)}x of ${reference[0]}`
+}
+
+/** Per scenario both databases served: each target's req/s on both, Citus against PostgreSQL, and the ratios. */
+function citusTable(measurements: Measurement[]): string[] {
+  const rows = [
+    '| scenario | rubrica, PostgreSQL | rubrica, Citus | Citus / PostgreSQL | baseline, PostgreSQL | baseline, Citus | ' +
+      'Citus / PostgreSQL | rubrica / baseline, PostgreSQL | rubrica / baseline, Citus |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ]
+  const rps = (scenario: ScenarioId, target: Target) => {
+    const m = medianRound(measurements, scenario, target)
+    return m ? fixed(m.rps, 0) : ''
+  }
+  const ratio = (scenario: ScenarioId, x: Target, y: Target) => {
+    const r = pairedRatio(measurements, [scenario, x], [scenario, y])
+    return r === undefined ? '' : `${fixed(r, 2)}x`
+  }
+  for (const scenario of ORDER) {
+    if (!BASELINE_SCENARIOS.includes(scenario)) continue
+    if (measurementsOf(measurements, scenario, 'rubrica-citus').length === 0) continue
+    rows.push(
+      `| ${scenarioLabel(scenario)} | ${rps(scenario, 'rubrica')} | ${rps(scenario, 'rubrica-citus')} | ` +
+        `${ratio(scenario, 'rubrica-citus', 'rubrica')} | ${rps(scenario, 'baseline')} | ` +
+        `${rps(scenario, 'baseline-citus')} | ${ratio(scenario, 'baseline-citus', 'baseline')} | ` +
+        `${ratio(scenario, 'rubrica', 'baseline')} | ${ratio(scenario, 'rubrica-citus', 'baseline-citus')} |`,
+    )
+  }
+  return rows
 }
 
 function cpuTable(measurements: Measurement[]): string[] {

@@ -5,6 +5,8 @@
 //   npm run bench -- --smoke           # 2 x 2,000, 2 s per scenario, 10 connections (CI)
 //   npm run bench -- --large           # 1 x 1,000,000, 10 connections, list p99 target
 //   tsx bench/run.ts --keep --profile  # reuse a seeded database; CPU profiles of rubrica under load
+//   npm run bench -- --one-tenant      # POST and PATCH on one tenant against the same load over every tenant
+//   npm run bench -- --citus           # the same scenarios on the Citus cluster beside PostgreSQL, alternating
 //
 // Steps: build dist/ if needed, create (or reuse with --keep) the bench database, deploy the migrations and seed
 // it with the admin CLI, sample ids and deep cursors with SQL, start rubrica (dist/server.js) and the baseline,
@@ -23,7 +25,9 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { checkAnswers } from './answers.ts'
 import {
+  type BenchDatabase,
   benchDatabase,
+  type PreparedDatabase,
   postgresVersion,
   prepareDatabase,
   releaseDatabase,
@@ -31,7 +35,7 @@ import {
   vacuumBenchTables,
 } from './database.ts'
 import { cleanUpOnSignals, cleanup, onCleanup, startWatchdog, wasInterrupted } from './lifecycle.ts'
-import { BASELINE_SCENARIOS, measureRounds, ORDER, warmUp } from './measure.ts'
+import { type Loaded, measureRounds, warmUp } from './measure.ts'
 import { readCommandLine } from './options.ts'
 import { note } from './output.ts'
 import { profileTargets } from './profiling.ts'
@@ -51,6 +55,10 @@ import { type Scripts, type TenantSample, writeLuaScripts } from './wrk.ts'
 
 const { mode, options, keep, profile, out } = readCommandLine()
 const database = benchDatabase(options.database)
+/** With --citus: a database of the same name on the Citus coordinator, seeded alike. */
+const citusDatabase = options.citus ? benchDatabase(options.database, true) : undefined
+/** Scenario j's tenant gets as many sampled ids as all tenants together (see sampleTenants). */
+const oneTenant = options.scenarios.includes('j')
 /** Keeps the emails POSTed by this run unique on a kept database. */
 const runId = Date.now().toString(36)
 
@@ -73,25 +81,45 @@ async function main(): Promise<number> {
   const loadAtStart = loadavg()
   const machine = describeMachine(await postgresVersion(database))
 
-  onCleanup(() => releaseDatabase(database, keep)) // from here on, cleanup drops it (or, with --keep, tidies it)
-  const prepared = await prepareDatabase(database, options, keep)
-  const { samples, depth } = await sampleTenants(database, options, prepared.seed)
-  const scripts = writeScripts(samples)
+  const { prepared, samples, depth, scripts } = await prepareSide(database)
+  const citus = citusDatabase && {
+    ...(await prepareSide(citusDatabase)),
+    postgres: await postgresVersion(citusDatabase),
+  }
 
   // Start-up: spawn to first 200 on /health. The full run measures three cold starts and keeps the last server.
   const { targets, rubricaStartMs } = await startTargets(database.url, mode === 'smoke' ? 1 : 3)
   await sleep(500)
   const idleRssMb = { rubrica: rssMb(targets.rubrica.pid), baseline: rssMb(targets.baseline.pid) }
+  const loaded: Loaded = {
+    rubrica: { server: targets.rubrica, scripts },
+    baseline: { server: targets.baseline, scripts },
+  }
 
   const seeding = { reused: prepared.reused, seconds: prepared.seedSeconds, deepCursorRows: depth }
-  printHeader({ mode, options, machine, seed: seeding })
+  const citusSeeding = citus && {
+    reused: citus.prepared.reused,
+    seconds: citus.prepared.seedSeconds,
+    deepCursorRows: citus.depth,
+    postgres: citus.postgres,
+    url: citus.database.url,
+  }
+  printHeader({ mode, options, machine, seed: seeding, citus: citusSeeding })
   const problems = await checkAnswers(targets, samples, runId)
+  if (citus) {
+    const onCitus = (await startTargets(citus.database.url, 1, '-citus')).targets
+    loaded['rubrica-citus'] = { server: onCitus.rubrica, scripts: citus.scripts }
+    loaded['baseline-citus'] = { server: onCitus.baseline, scripts: citus.scripts }
+    note('the same checks on the Citus database')
+    problems.push(...(await checkAnswers(onCitus, citus.samples, runId)).map((p) => `on Citus: ${p}`))
+  }
 
-  await warmUp(targets, scripts, options)
+  await warmUp(loaded, options.scenarios, options)
   const loadBeforeMeasuring = loadavg() // includes the warm-up; the "other CPU" column tells other people's work apart
-  const measurements = await measureRounds(targets, scripts, options, async () => {
+  const measurements = await measureRounds(loaded, options.scenarios, options, async () => {
     const started = performance.now()
     await vacuumBenchTables(database)
+    if (citus) await vacuumBenchTables(citus.database)
     note(`vacuumed the bench tables in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   })
   const loadAfter = loadavg()
@@ -103,6 +131,7 @@ async function main(): Promise<number> {
     machine,
     load: { atStart: loadAtStart, beforeMeasuring: loadBeforeMeasuring, after: loadAfter },
     seed: seeding,
+    citus: citusSeeding,
     startMs: { rubrica: rubricaStartMs, baseline: targets.baseline.startMs },
     idleRssMb,
     measurements,
@@ -115,12 +144,27 @@ async function main(): Promise<number> {
   return mode === 'smoke' && (scenarioErrors > 0 || problems.length > 0) ? 1 : 0
 }
 
+/** Creates (or reuses) and seeds one database, samples it and writes its wrk scripts. */
+async function prepareSide(db: BenchDatabase): Promise<{
+  database: BenchDatabase
+  prepared: PreparedDatabase
+  samples: TenantSample[]
+  depth: string
+  scripts: Scripts
+}> {
+  onCleanup(() => releaseDatabase(db, keep)) // from here on, cleanup drops it (or, with --keep, tidies it)
+  const prepared = await prepareDatabase(db, options, keep)
+  const { samples, depth } = await sampleTenants(db, options, prepared.seed, oneTenant)
+  return { database: db, prepared, samples, depth, scripts: writeScripts(samples) }
+}
+
 /** An upper bound of the whole run, generous on a busy machine: beyond it something hangs. */
 function timeBudgetSeconds(): number {
-  const scenarioCount = ORDER.length + BASELINE_SCENARIOS.length
+  const sides = options.citus ? 2 : 1
+  const scenarioCount = options.scenarios.length * 2 * sides // at most two targets per scenario and database
   return (
-    300 + // build, deploy, start-ups, checks
-    (options.tenants * options.contacts * 3) / 1000 + // seeding (same bound as the seed command's)
+    300 * sides + // build, deploy, start-ups, checks
+    (options.tenants * options.contacts * 3 * (options.citus ? 4 : 1)) / 1000 + // seeding (the seed command's bound; Citus slower)
     scenarioCount * (options.warmup + 35) + // warm-up
     scenarioCount * options.rounds * (options.duration + 35) +
     (profile ? 5 * (options.duration + options.warmup + 90) : 0)

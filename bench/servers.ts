@@ -171,14 +171,22 @@ export async function stopAllServers(): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// The two targets of the load
+// The targets of the load: rubrica and the baseline on one database, and with --citus the same two again on the
+// Citus cluster's database
 
-export type Target = 'rubrica' | 'baseline'
-export type Targets = Record<Target, Server>
+export type Implementation = 'rubrica' | 'baseline'
+/** An implementation on the PostgreSQL bench database, or (`-citus`) on the Citus one. */
+export type Target = Implementation | `${Implementation}-citus`
+/** The two implementations on one database. */
+export type Targets = Record<Implementation, Server>
+
+/** The implementation a target runs. */
+export const implementationOf = (target: Target): Implementation =>
+  target.startsWith('rubrica') ? 'rubrica' : 'baseline'
 
 const BASELINE_ARGS = ['--import', 'tsx', 'bench/baseline.ts']
 
-function targetEnv(target: Target, databaseUrl: string, port: number): NodeJS.ProcessEnv {
+function targetEnv(target: Implementation, databaseUrl: string, port: number): NodeJS.ProcessEnv {
   if (target === 'baseline') return serviceEnv(databaseUrl, { PORT: String(port) })
   return serviceEnv(databaseUrl, {
     HOST: '127.0.0.1',
@@ -193,7 +201,7 @@ function targetEnv(target: Target, databaseUrl: string, port: number): NodeJS.Pr
 
 /** Starts rubrica or the baseline on a free port; `nodeFlags` go to node itself (e.g. --cpu-prof). */
 export async function startTarget(
-  target: Target,
+  target: Implementation,
   databaseUrl: string,
   nodeFlags: string[] = [],
   name: string = target,
@@ -207,17 +215,17 @@ export async function startTarget(
  * Starts rubrica `coldStarts` times, each measured from spawn to first 200 on /health, and keeps the last one
  * running; then the baseline.
  */
-export async function startTargets(databaseUrl: string, coldStarts: number) {
+export async function startTargets(databaseUrl: string, coldStarts: number, suffix = '') {
   const rubricaStartMs: number[] = []
   let rubrica: Server | undefined
   for (let i = 0; i < coldStarts; i++) {
-    const server = await startTarget('rubrica', databaseUrl)
+    const server = await startTarget('rubrica', databaseUrl, [], `rubrica${suffix}`)
     rubricaStartMs.push(server.startMs)
     if (i < coldStarts - 1) await stopServer(server)
     else rubrica = server
   }
   if (!rubrica) throw new Error('rubrica did not start')
-  const baseline = await startTarget('baseline', databaseUrl)
+  const baseline = await startTarget('baseline', databaseUrl, [], `baseline${suffix}`)
   const targets: Targets = { rubrica, baseline }
   return { targets, rubricaStartMs }
 }

@@ -29,7 +29,7 @@ export interface TenantSample {
   unchanged: { id: string; etag: string }[]
 }
 
-export type ScenarioId = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h'
+export type ScenarioId = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j'
 
 export interface Scenario {
   name: string
@@ -63,6 +63,16 @@ export const SCENARIOS: Record<ScenarioId, Scenario> = {
     name: 'GET by id, If-None-Match',
     description: "as a, with If-None-Match: the contact's current ETag, on contacts no scenario writes; 304 expected",
     variantOf: 'a',
+  },
+  i: {
+    name: 'POST create, one tenant',
+    description: 'as e, all requests on the first tenant (e spreads them over every tenant)',
+    variantOf: 'e',
+  },
+  j: {
+    name: 'PATCH, one tenant',
+    description: "as f, all requests on the first tenant's contacts",
+    variantOf: 'f',
   },
 }
 
@@ -101,15 +111,12 @@ end`
 end`
     case 'e':
       return postRequest('hjson[t]')
+    case 'i':
+      return postRequest('hjson[t]', '1')
     case 'f':
-      return `local consents = {"consent", "contract", "unknown"}
-request = function()
-  local t = math.random(nt)
-  local list = ids[t]
-  local body = string.format('{"stage":"%s","consentType":"%s"}', stages[math.random(#stages)],
-    consents[math.random(#consents)])
-  return wrk.format("PATCH", "/api/v1/contacts/" .. list[math.random(#list)], hjson[t], body)
-end`
+      return patchRequest('math.random(nt)')
+    case 'j':
+      return patchRequest('1')
     case 'g':
       return postRequest(
         '{ ["Authorization"] = auth[t], ["Content-Type"] = "application/json", ["Idempotency-Key"] = unique }',
@@ -124,14 +131,27 @@ end`
   }
 }
 
+/** PATCH of {stage, consentType} on a random contact of the tenant `tenant` (a Lua expression). */
+function patchRequest(tenant: string): string {
+  return `local consents = {"consent", "contract", "unknown"}
+request = function()
+  local t = ${tenant}
+  local list = ids[t]
+  local body = string.format('{"stage":"%s","consentType":"%s"}', stages[math.random(#stages)],
+    consents[math.random(#consents)])
+  return wrk.format("PATCH", "/api/v1/contacts/" .. list[math.random(#list)], hjson[t], body)
+end`
+}
+
 /**
  * POST of a new contact (unique email: run, wrk process, thread, counter, random; one of the tenant's tags) with
- * the headers `headers`, a Lua expression that may use `t` (the tenant) and `unique` (the email's local part).
+ * the headers `headers`, a Lua expression that may use `t` (the tenant) and `unique` (the email's local part);
+ * `tenant`, a Lua expression, picks the tenant (a random one by default).
  */
-function postRequest(headers: string): string {
+function postRequest(headers: string, tenant = 'math.random(nt)'): string {
   return `local n = 0
 request = function()
-  local t = math.random(nt)
+  local t = ${tenant}
   n = n + 1
   local tl = tags[t]
   local unique = string.format("wrk-%s-%s-%d-%d-%06d", run, nonce, tid, n, math.random(0, 999999))
