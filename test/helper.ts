@@ -24,13 +24,8 @@ export interface Built {
   config: Config
 }
 
-export async function build(
-  t: TestContext,
-  env: Record<string, string> = {},
-  logStream?: { write(line: string): void },
-  options: Pick<BuildOptions, 'webhooks'> = {},
-): Promise<Built> {
-  // A variable given as '' is left unset.
+/** The configuration of an app under test: `env` over the tests' defaults; a variable given as '' is left unset. */
+export function testConfig(env: Record<string, string> = {}): Config {
   const merged: Record<string, string> = {
     LOG_LEVEL: 'silent',
     DEMO_ON_EMPTY: 'false',
@@ -41,7 +36,16 @@ export async function build(
     WEBHOOKS_ENABLED: 'false',
     ...env,
   }
-  const config = loadConfig(Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== '')))
+  return loadConfig(Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== '')))
+}
+
+export async function build(
+  t: TestContext,
+  env: Record<string, string> = {},
+  logStream?: { write(line: string): void },
+  options: Pick<BuildOptions, 'webhooks'> = {},
+): Promise<Built> {
+  const config = testConfig(env)
   const db = await createTestDatabase({
     poolSize: config.DATABASE_POOL_SIZE,
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,

@@ -15,19 +15,13 @@ import {
   positionOf,
   START,
 } from './position.js'
-import { FIRST_KEPT_SQL, PURGE_SQL, PURGED_SQL, pageStatement } from './sql.js'
+import { type EventColumns, FIRST_KEPT_SQL, PURGE_SQL, PURGED_SQL, pageStatement } from './sql.js'
 
-interface PageRow {
+interface PageRow extends EventColumns {
   endXid: string | null
   endN: string | null
   purgedXid: string | null
   purgedN: string | null
-  xid: string | null
-  n: string | null
-  id: string | null
-  type: Event['type'] | null
-  occurredAt: string | null
-  data: Event['data'] | null
 }
 
 /** An event with its position, as pages and webhooks read it. */

@@ -8,6 +8,7 @@
 import { selectContact } from '../contacts/sql.js'
 import { isoUtc } from '../db/iso-time.js'
 import { statementName } from '../db/statement-name.js'
+import type { Event } from './model.js'
 
 /**
  * Below this transaction id, every transaction of this database has ended: the oldest one still running in it
@@ -34,6 +35,16 @@ export const EVENT_ROWS = `e.xid::text AS xid, e.n::text AS n, e.id, e.type,
         CASE WHEN e.contact IS NULL THEN json_build_object('id', e.contact_id, 'erased', true)
           ELSE (SELECT row_to_json(x) FROM (SELECT ${selectContact('c')}) x) END AS data
       FROM events e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c`
+
+/** The columns EVENT_ROWS selects, each null in a row that an outer join left without an event. */
+export interface EventColumns {
+  xid: string | null
+  n: string | null
+  id: string | null
+  type: Event['type'] | null
+  occurredAt: string | null
+  data: Event['data'] | null
+}
 
 /** The tenant's feed end: its last final event's position (no row without one). */
 export const END_SQL = `SELECT e.xid::text AS xid, e.n::text AS n FROM events e

@@ -11,6 +11,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { Webhook as Signer } from 'standardwebhooks'
 import type { Database } from '../db/database.js'
 import type { Event } from '../events/model.js'
+import type { EventColumns } from '../events/sql.js'
 import type { SecretBox } from './secrets.js'
 import {
   ADVANCE_SQL,
@@ -32,19 +33,13 @@ interface Target {
   secret: Buffer
 }
 
-interface LookRow {
+interface LookRow extends EventColumns {
   cursorXid: string
   cursorN: string
   leased: boolean
   retry: boolean | null
   retryEventId: string | null
   attempts: number | null
-  xid: string | null
-  n: string | null
-  id: string | null
-  type: Event['type'] | null
-  occurredAt: string | null
-  data: Event['data'] | null
 }
 
 /** One event to post in a round: a new one (its first attempt) or a retry. */

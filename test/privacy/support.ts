@@ -8,9 +8,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { buildApp } from '../../src/app.ts'
 import type { Scope } from '../../src/auth/api-key.ts'
-import { loadConfig } from '../../src/config/config.ts'
 import { adminUrl, citusNodes } from '../database.ts'
-import { request, TEST_WEBHOOKS_KEY } from '../helper.ts'
+import { request, testConfig } from '../helper.ts'
 
 export const FEED = '/api/v1/events'
 export const HOOKS = '/api/v1/webhooks'
@@ -142,18 +141,9 @@ async function walkFeed(app: FastifyInstance, key: string, after?: string) {
   }
 }
 
-/** Another instance on the same database, as a second server would be (WEBHOOKS_SECRET_KEY as build() sets it). */
+/** Another instance on the same database, as a second server would be (configured as build() configures). */
 export async function anotherInstance(t: Test, app: FastifyInstance, env: Record<string, string> = {}) {
-  const config = loadConfig({
-    LOG_LEVEL: 'silent',
-    DEMO_ON_EMPTY: 'false',
-    NODE_ENV: 'test',
-    METRICS_PORT: '0',
-    WEBHOOKS_SECRET_KEY: TEST_WEBHOOKS_KEY,
-    WEBHOOKS_ENABLED: 'false',
-    ...env,
-  })
-  const instance = await buildApp(config, { database: app.db })
+  const instance = await buildApp(testConfig(env), { database: app.db })
   t.teardown(() => instance.close())
   await instance.ready()
   return instance
