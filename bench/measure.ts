@@ -11,7 +11,7 @@ import { errorCount, runWrk, SCENARIOS, type ScenarioId, type Scripts, type WrkR
 /** Scenarios in the order they are reported (a run measures those of its options, in their order). */
 export const ORDER: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'i', 'f', 'j', 'g', 'h']
 /** Every target, in the order of odd rounds. */
-export const TARGETS: readonly Target[] = ['rubrica', 'baseline', 'rubrica-citus', 'baseline-citus']
+export const TARGETS: readonly Target[] = ['rubrica', 'rubrica-before', 'baseline', 'rubrica-citus', 'baseline-citus']
 /** The baseline serves all but the integration features (Idempotency-Key, ETags), which only rubrica has. */
 export const BASELINE_SCENARIOS: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'f']
 
@@ -161,7 +161,7 @@ export function medianRound(measurements: Measurement[], scenario: ScenarioId, t
  * j: f).
  */
 export function referenceOf(scenario: ScenarioId, rubrica: Target = 'rubrica'): [ScenarioId, Target] | undefined {
-  const baseline: Target = rubrica === 'rubrica' ? 'baseline' : 'baseline-citus'
+  const baseline: Target = rubrica === 'rubrica-citus' ? 'baseline-citus' : 'baseline'
   if (BASELINE_SCENARIOS.includes(scenario)) return [scenario, baseline]
   const plain = SCENARIOS[scenario].variantOf
   return plain === undefined ? undefined : [plain, rubrica]

@@ -1,5 +1,7 @@
 // The command line of bench/run.ts: the three presets (full, smoke, large), the options that override them, and
 // --help. A bad command line exits with status 2 before anything starts.
+import { existsSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { ScenarioId } from './wrk.ts'
 
@@ -21,6 +23,8 @@ export interface BenchOptions {
   scenarios: ScenarioId[]
   /** Also run both targets on a database of the same name on the Citus coordinator (BENCH_CITUS_URL). */
   citus: boolean
+  /** A checkout of an earlier commit, built: its rubrica is measured in the same rounds (`rubrica-before`). */
+  before: string | undefined
 }
 
 export interface CommandLine {
@@ -52,6 +56,9 @@ const HELP = `usage: tsx bench/run.ts [options]
   --citus            the same run on a database of the same name on a Citus coordinator too (BENCH_CITUS_URL,
                      created with ../shared/citus/cluster.sh db NAME), both targets, alternating with PostgreSQL;
                      scenarios a-f only (with --one-tenant, its four); reports Citus against PostgreSQL
+  --before DIR       also measure the rubrica built in DIR (a clone or worktree of an earlier commit, after its
+                     "npm ci && npm run build") in the same rounds, on the same database; reports after against
+                     before, each against the baseline (the database is deployed by this checkout's migrations)
   --database NAME    bench database name (default rubrica_bench, rubrica_bench_large, rubrica_bench_smoke_<pid>)
   --out FILE         also write all results as JSON
 Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), the server used to create the
@@ -88,6 +95,7 @@ function parseFlags() {
       keep: { type: 'boolean', default: false },
       'one-tenant': { type: 'boolean', default: false },
       citus: { type: 'boolean', default: false },
+      before: { type: 'string' },
       profile: { type: 'boolean', default: false },
       database: { type: 'string' },
       out: { type: 'string' },
@@ -130,7 +138,11 @@ function benchOptions(flags: Flags, mode: Mode): BenchOptions {
     warmup: mode === 'smoke' ? 1 : 2,
     scenarios: scenariosOf(flags),
     citus: flags.citus,
+    before: flags.before === undefined ? undefined : resolve(flags.before),
   }
+  if (options.before !== undefined && !existsSync(join(options.before, 'dist', 'server.js')))
+    fail(`--before: ${options.before}/dist/server.js is missing (npm ci && npm run build there first)`)
+  if (options.before !== undefined && options.citus) fail('--before and --citus exclude each other')
   if (flags['one-tenant'] && options.tenants < 2) fail('--one-tenant needs at least 2 tenants to spread over')
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(options.database)) fail('--database must be a plain lower-case name')
   if (options.threads > options.connections) fail('--threads cannot exceed --connections')

@@ -116,6 +116,14 @@ export function printResults(run: RunRecord): number {
     for (const row of citusTable(run.measurements)) log(row)
     log()
   }
+  if (run.options.before !== undefined) {
+    log(
+      `This checkout against the build in ${run.options.before}, in the same rounds (ratios: medians of per-round ratios):`,
+    )
+    log()
+    for (const row of beforeTable(run.measurements)) log(row)
+    log()
+  }
   log('Where the CPU went (medians over rounds; milliseconds of CPU per request, and cores on average):')
   log()
   for (const row of cpuTable(run.measurements)) log(row)
@@ -199,6 +207,28 @@ function citusTable(measurements: Measurement[]): string[] {
         `${ratio(scenario, 'rubrica-citus', 'rubrica')} | ${rps(scenario, 'baseline')} | ` +
         `${rps(scenario, 'baseline-citus')} | ${ratio(scenario, 'baseline-citus', 'baseline')} | ` +
         `${ratio(scenario, 'rubrica', 'baseline')} | ${ratio(scenario, 'rubrica-citus', 'baseline-citus')} |`,
+    )
+  }
+  return rows
+}
+
+/** Per scenario: each build against the baseline (or its plain scenario), and this checkout against the earlier one. */
+function beforeTable(measurements: Measurement[]): string[] {
+  const rows = [
+    '| scenario | before: req/s | ratio | after: req/s | ratio | after / before |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+  ]
+  const rps = (scenario: ScenarioId, target: Target) => {
+    const m = medianRound(measurements, scenario, target)
+    return m ? fixed(m.rps, 0) : ''
+  }
+  for (const scenario of ORDER) {
+    if (measurementsOf(measurements, scenario, 'rubrica-before').length === 0) continue
+    const change = pairedRatio(measurements, [scenario, 'rubrica'], [scenario, 'rubrica-before'])
+    rows.push(
+      `| ${scenarioLabel(scenario)} | ${rps(scenario, 'rubrica-before')} | ` +
+        `${ratioCell(measurements, scenario, 'rubrica-before')} | ${rps(scenario, 'rubrica')} | ` +
+        `${ratioCell(measurements, scenario, 'rubrica')} | ${change === undefined ? '' : `${fixed(change, 2)}x`} |`,
     )
   }
   return rows

@@ -45,6 +45,7 @@ import {
   buildIfNeeded,
   runningServers,
   sleep,
+  startBefore,
   startTargets,
   stopAllServers,
   stopServer,
@@ -106,6 +107,13 @@ async function main(): Promise<number> {
   }
   printHeader({ mode, options, machine, seed: seeding, citus: citusSeeding })
   const problems = await checkAnswers(targets, samples, runId)
+  if (options.before !== undefined) {
+    const before = await startBefore(options.before, database.url)
+    loaded['rubrica-before'] = { server: before, scripts }
+    note(`the same checks on the build in ${options.before}`)
+    const checked = await checkAnswers({ rubrica: before, baseline: targets.baseline }, samples, runId)
+    problems.push(...checked.map((p) => `before: ${p}`))
+  }
   if (citus) {
     const onCitus = (await startTargets(citus.database.url, 1, '-citus')).targets
     loaded['rubrica-citus'] = { server: onCitus.rubrica, scripts: citus.scripts }

@@ -123,10 +123,16 @@ const running: Server[] = []
 export const runningServers = (): readonly Server[] => running
 
 /** Spawns `node args…` and waits (30 s at most) for its first 200 on /health. */
-async function startServer(name: string, args: string[], env: NodeJS.ProcessEnv, port: number): Promise<Server> {
+async function startServer(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  cwd = root,
+): Promise<Server> {
   let output = ''
   const started = performance.now()
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
   children.add(child)
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-20_000)
@@ -175,8 +181,11 @@ export async function stopAllServers(): Promise<void> {
 // Citus cluster's database
 
 export type Implementation = 'rubrica' | 'baseline'
-/** An implementation on the PostgreSQL bench database, or (`-citus`) on the Citus one. */
-export type Target = Implementation | `${Implementation}-citus`
+/**
+ * An implementation on the PostgreSQL bench database, or (`-citus`) on the Citus one; `rubrica-before` is another
+ * build of rubrica (--before) on the PostgreSQL database, measured in the same rounds.
+ */
+export type Target = Implementation | `${Implementation}-citus` | 'rubrica-before'
 /** The two implementations on one database. */
 export type Targets = Record<Implementation, Server>
 
@@ -209,6 +218,15 @@ export async function startTarget(
   const port = await freePort()
   const script = target === 'rubrica' ? ['dist/server.js'] : BASELINE_ARGS
   return startServer(name, [...nodeFlags, ...script], targetEnv(target, databaseUrl, port), port)
+}
+
+/**
+ * Starts the build of rubrica in `checkout` (a clone or worktree of an earlier commit, built with `npm run build`)
+ * on the bench database, as rubrica is started: its own dist/server.js and node_modules, the same environment.
+ */
+export async function startBefore(checkout: string, databaseUrl: string): Promise<Server> {
+  const port = await freePort()
+  return startServer('rubrica-before', ['dist/server.js'], targetEnv('rubrica', databaseUrl, port), port, checkout)
 }
 
 /**
