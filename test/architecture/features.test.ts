@@ -3,7 +3,8 @@
 // src/api.ts; the steps of docs/contributing.md "Adding a feature" (one folder, one line in src/features.ts) are
 // followed on a scratch feature in a copy of src/, whose app then serves its route behind authentication and
 // documents it; no folder of src/ imports a folder that imports it (../shared/tools/folder-loops.mjs, where it is
-// at hand); no page of docs/ is over 30 KB and the README is under 12 KB, so that each stays one read.
+// at hand); no function of src/ is over 60 lines, its comments and SQL text counted; no page of docs/ is over
+// 30 KB and the README is under 12 KB, so that each stays one read.
 import { execFileSync } from 'node:child_process'
 import {
   cpSync,
@@ -21,6 +22,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
+import ts from 'typescript'
 import type { buildApp } from '../../src/app.ts'
 import { features } from '../../src/features.ts'
 import { createTestDatabase } from '../database.ts'
@@ -178,6 +180,49 @@ t.test('no folder of src/ imports a folder that imports it', async (t) => {
   }
   const output = execFileSync(process.execPath, [tool, '.'], { encoding: 'utf8' })
   t.match(output, /^0 folder pairs import each other; 0 strongly connected group\(s\)/m, output)
+})
+
+/** TypeScript files below `dir`, the generated ones aside. */
+function sourcesBelow(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return name === 'generated' ? [] : sourcesBelow(path)
+    return path.endsWith('.ts') ? [path] : []
+  })
+}
+
+/** The functions of a source over `max` lines, each named by its line: every line but blank ones counts. */
+function longFunctions(file: string, text: string, max: number): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const found: string[] = []
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const lines = text
+        .slice(node.getStart(source), node.getEnd())
+        .split('\n')
+        .filter((line) => line.trim())
+      const at = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1
+      if (lines.length > max) found.push(`${file}:${at}: ${lines.length} lines`)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+t.test('no function of src/ is over 60 lines, counting its comments and SQL text', async (t) => {
+  const files = sourcesBelow('src')
+  t.ok(files.length > 50, `${files.length} files`)
+  t.same(
+    files.flatMap((file) => longFunctions(file, read(file), 60)),
+    [],
+    'every function at most 60 lines',
+  )
+  // 61 lines: its first and last, 30 of comments and 29 of a statement's text; the blank line does not count.
+  const long = (comments: number) =>
+    `const f = () => {\n${'  // why\n'.repeat(comments)}\n  const sql = \`\n${'    SELECT 1\n'.repeat(27)}  \`\n}\n`
+  t.same(longFunctions('long.ts', long(30), 60), ['long.ts:1: 61 lines'], 'comments and SQL text count')
+  t.same(longFunctions('long.ts', long(29), 60), [], '60 lines are allowed')
 })
 
 /** Markdown files below `dir`. */
