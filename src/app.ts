@@ -12,14 +12,13 @@ import apiRoutes from './auth/api-routes.js'
 import { apiKeysRepository } from './auth/key-repository.js'
 import { type Config, trustProxy } from './config/config.js'
 import { secretKeyPlugin } from './config/secret-key.js'
-import contacts from './contacts/plugin.js'
 import type { Database } from './db/database.js'
 import database from './db/plugin.js'
 import demo from './demo/plugin.js'
 import errorEnvelope from './errors/envelope.js'
 import protocolErrors, { clientErrorHandler, frameworkErrors } from './errors/protocol-errors.js'
 import { errorDetailsPlugin, errorSchemasPlugin } from './errors/schemas.js'
-import events from './events/plugin.js'
+import { type FeatureOptions, features } from './features.js'
 import health from './health/routes.js'
 import idempotency from './idempotency/plugin.js'
 import openapiDocument from './openapi/routes.js'
@@ -34,8 +33,6 @@ import validation from './plugins/app/validation.js'
 import sensible from './plugins/external/sensible.js'
 import swagger from './plugins/external/swagger.js'
 import swaggerUi from './plugins/external/swagger-ui.js'
-import privacy from './privacy/plugin.js'
-import webhooks, { type WebhookPluginOptions } from './webhooks/plugin.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -47,8 +44,8 @@ export interface AppOptions {
   config: Config
   /** An open, migrated database to use instead of opening one from the configuration (tests). */
   database?: Database
-  /** How webhook hosts are resolved (tests: stubs, so that nothing but loopback is ever reached). */
-  webhooks?: WebhookPluginOptions
+  /** What every feature's plugin receives (tests stub how webhook hosts resolve: only loopback is reached). */
+  features?: FeatureOptions
 }
 
 /**
@@ -70,10 +67,8 @@ export default async function serviceApp(fastify: FastifyInstance, options: AppO
   await registerAll([validation, jsonBody, responseHeaders, shutdown, requestLog])
   await fastify.register(database, { database: options.database })
   await registerAll([secretKeyPlugin, apiKeysRepository, idempotency, demo, openapiSections, errorDetailsPlugin])
-  // The features, in the order of the document's tags, schemas and paths.
-  await registerAll([contacts, events])
-  await fastify.register(webhooks, options.webhooks ?? {})
-  await registerAll([privacy])
+  // The features (src/features.ts), in the order of the document's tags, schemas and paths.
+  for (const feature of features) await fastify.register(feature, options.features ?? {})
   await registerAll([announcements, redis, metrics])
   await registerAll([errorSchemasPlugin, errorEnvelope, protocolErrors])
   // Registered before the routes, so that it sees them all.
@@ -87,8 +82,8 @@ export interface BuildOptions {
   database?: Database
   /** Where log lines go instead of stdout (tests read them). */
   logStream?: { write(line: string): void }
-  /** How webhook hosts are resolved (tests: stubs, so that nothing but loopback is ever reached). */
-  webhooks?: WebhookPluginOptions
+  /** What every feature's plugin receives (tests: stubs of how webhook hosts resolve). */
+  features?: FeatureOptions
 }
 
 /** The app in a server with rubrica's options, registered but not yet ready nor listening. */
@@ -97,7 +92,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Node keeps only the first 1,000 headers by default and drops the rest unseen, a second Authorization among
   // them; the header block's size (16 KiB) still bounds how many there can be.
   app.server.maxHeadersCount = 0
-  await app.register(fp(serviceApp), { config, database: options.database, webhooks: options.webhooks })
+  await app.register(fp(serviceApp), { config, database: options.database, features: options.features })
   return app
 }
 

@@ -43,7 +43,7 @@ export async function build(
   t: TestContext,
   env: Record<string, string> = {},
   logStream?: { write(line: string): void },
-  options: Pick<BuildOptions, 'webhooks'> = {},
+  options: Pick<BuildOptions, 'features'> = {},
 ): Promise<Built> {
   const config = testConfig(env)
   const db = await createTestDatabase({

@@ -62,71 +62,23 @@ export function httpTransport(options: TransportOptions): { send: Send; close():
     : { http: new RequestFilteringHttpAgent(agentOptions), https: new RequestFilteringHttpsAgent(agentOptions) }
   // The agents look the name up with this when they connect (request-filtering-agent wraps it with its own check).
   const lookup = options.allowInsecure ? options.lookup : publicOnlyLookup(options.lookup ?? systemLookup)
-  const send: Send = (url, body, headers, timeoutMs, signal) =>
-    new Promise((resolve) => {
-      const target = new URL(url)
-      const secure = target.protocol === 'https:'
-      // An address in the URL is connected to without a lookup: checked here, by the same rule.
-      const literal = target.hostname.replace(/^\[(.*)\]$/, '$1')
-      if (!options.allowInsecure && isIP(literal) !== 0 && !isPublicAddress(literal)) {
-        return resolve({ status: null, error: HOST_NOT_ALLOWED_REASON })
-      }
-      const request = (secure ? https : http).request(target, {
-        method: 'POST',
-        agent: secure ? agents.https : agents.http,
-        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-        ...(lookup && { lookup }),
-      })
-      // A plain timer, not AbortSignal.timeout: combined with AbortSignal.any, Node 20 may collect the timeout
-      // signal and never fire it (nodejs/node#57736), leaving the attempt hanging and its socket open.
-      let timedOut = false
-      const timer = setTimeout(() => {
-        timedOut = true
-        request.destroy()
-      }, timeoutMs)
-      const stop = () => request.destroy(Object.assign(new Error('stopping'), { name: 'AbortError' }))
-      signal?.addEventListener('abort', stop, { once: true })
-      /** The endpoint's status, once its answer began: from then on, it alone decides the outcome. */
-      let status: number | null = null
-      /** The answer was read to its end: its connection may serve another attempt. */
-      let readToEnd = false
-      let settled = false
-      const finish = (sent: Sent) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', stop)
-        // Whatever ended the attempt (the limit, the timeout, the endpoint, a stop), nothing more is read, and a
-        // connection whose answer was not read to its end is closed rather than reused.
-        if (!readToEnd) request.destroy()
-        resolve(sent)
-      }
-      const byStatus = () =>
-        finish({ status, error: status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}` })
-      const failed = (error: NodeJS.ErrnoException) => {
-        // A body cut short after the status (by the limit, the timeout or the endpoint) changes nothing.
-        if (status !== null) return byStatus()
-        finish({ status: null, error: timedOut ? `no answer within ${timeoutMs} ms` : reasonOf(error, timeoutMs) })
-      }
-      request.on('response', (response) => {
-        status = response.statusCode ?? null
-        let read = 0
-        response.on('data', (chunk: Buffer) => {
-          read += chunk.length
-          if (read > WEBHOOK_LIMITS.answerBytes) byStatus()
-        })
-        response.on('end', () => {
-          readToEnd = true
-          byStatus()
-        })
-        response.on('error', byStatus)
-        response.on('close', byStatus)
-      })
-      request.on('error', failed)
-      request.on('close', () => failed(Object.assign(new Error('closed'), { code: 'ECONNRESET' })))
-      if (signal?.aborted) stop()
-      else request.end(body)
+  // Async, so that a URL or a header Node refuses rejects the attempt rather than throwing at the caller.
+  const send: Send = async (url, body, headers, timeoutMs, signal) => {
+    const target = new URL(url)
+    const secure = target.protocol === 'https:'
+    // An address in the URL is connected to without a lookup: checked here, by the same rule.
+    const literal = target.hostname.replace(/^\[(.*)\]$/, '$1')
+    if (!options.allowInsecure && isIP(literal) !== 0 && !isPublicAddress(literal)) {
+      return { status: null, error: HOST_NOT_ALLOWED_REASON }
+    }
+    const request = (secure ? https : http).request(target, {
+      method: 'POST',
+      agent: secure ? agents.https : agents.http,
+      headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      ...(lookup && { lookup }),
     })
+    return outcomeOf(request, body, timeoutMs, signal)
+  }
   return {
     send,
     close() {
@@ -134,4 +86,72 @@ export function httpTransport(options: TransportOptions): { send: Send; close():
       agents.https.destroy()
     },
   }
+}
+
+/**
+ * Sends `body` on `request` and settles with the attempt's outcome: the endpoint's status once its answer began
+ * (whatever happens to the rest of it), otherwise why none came (the timeout, a stop, the connection).
+ */
+function outcomeOf(request: http.ClientRequest, body: string, timeoutMs: number, signal?: AbortSignal): Promise<Sent> {
+  return new Promise((resolve) => {
+    // A plain timer, not AbortSignal.timeout: combined with AbortSignal.any, Node 20 may collect the timeout
+    // signal and never fire it (nodejs/node#57736), leaving the attempt hanging and its socket open.
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      request.destroy()
+    }, timeoutMs)
+    const stop = () => request.destroy(Object.assign(new Error('stopping'), { name: 'AbortError' }))
+    signal?.addEventListener('abort', stop, { once: true })
+    /** The endpoint's status, once its answer began: from then on, it alone decides the outcome. */
+    let status: number | null = null
+    /** The answer was read to its end: its connection may serve another attempt. */
+    let readToEnd = false
+    let settled = false
+    const finish = (sent: Sent) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', stop)
+      // Whatever ended the attempt (the limit, the timeout, the endpoint, a stop), nothing more is read, and a
+      // connection whose answer was not read to its end is closed rather than reused.
+      if (!readToEnd) request.destroy()
+      resolve(sent)
+    }
+    const byStatus = () =>
+      finish({ status, error: status !== null && status >= 200 && status < 300 ? null : `HTTP ${status}` })
+    const failed = (error: NodeJS.ErrnoException) => {
+      // A body cut short after the status (by the limit, the timeout or the endpoint) changes nothing.
+      if (status !== null) return byStatus()
+      finish({ status: null, error: timedOut ? `no answer within ${timeoutMs} ms` : reasonOf(error, timeoutMs) })
+    }
+    request.on('response', (response) => {
+      status = response.statusCode ?? null
+      readAnswer(response, byStatus, () => {
+        readToEnd = true
+      })
+    })
+    request.on('error', failed)
+    request.on('close', () => failed(Object.assign(new Error('closed'), { code: 'ECONNRESET' })))
+    if (signal?.aborted) stop()
+    else request.end(body)
+  })
+}
+
+/**
+ * Reads an endpoint's answer only to learn that it ended: `ended` once it is read to its end (before `done`), `done`
+ * when it ends in any way, or once more of it came than WEBHOOK_LIMITS.answerBytes.
+ */
+function readAnswer(response: http.IncomingMessage, done: () => void, ended: () => void): void {
+  let read = 0
+  response.on('data', (chunk: Buffer) => {
+    read += chunk.length
+    if (read > WEBHOOK_LIMITS.answerBytes) done()
+  })
+  response.on('end', () => {
+    ended()
+    done()
+  })
+  response.on('error', done)
+  response.on('close', done)
 }

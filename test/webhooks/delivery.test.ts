@@ -238,7 +238,7 @@ async function deliverRebound(t: Test, address: string, family: 4 | 6) {
     t,
     { ...DELIVERING, WEBHOOKS_ALLOW_INSECURE: 'false', WEBHOOKS_RETRY_SCHEDULE: '60' },
     undefined,
-    { webhooks: { resolve, lookup } },
+    { features: { webhooks: { resolve, lookup } } },
   )
   const { tenantId, key } = await createTenantWithKey(app)
   const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])

@@ -25,7 +25,7 @@ const resolve = async (host: string) => {
 }
 
 t.test('admin keys with webhooks:manage register, list, read and delete; the secret is shown once', async (t) => {
-  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { app } = await build(t, {}, undefined, { features: { webhooks: { resolve } } })
   const { tenantId } = await createTenantWithKey(app)
   const admin = await addKey(app, tenantId, 'admin', ['contacts:read', 'webhooks:manage'])
   const created = await request(app, admin, {
@@ -63,7 +63,7 @@ t.test('admin keys with webhooks:manage register, list, read and delete; the sec
 })
 
 t.test('only the admin role, and only with the scope', async (t) => {
-  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { app } = await build(t, {}, undefined, { features: { webhooks: { resolve } } })
   const { tenantId, key: editorWithout } = await createTenantWithKey(app)
   const editor = await addKey(app, tenantId, 'editor', ['contacts:read', 'webhooks:manage'])
   const adminWithout = await addKey(app, tenantId, 'admin', ['contacts:read', 'contacts:write'])
@@ -84,7 +84,7 @@ t.test('only the admin role, and only with the scope', async (t) => {
 t.test('webhooks:manage alone cannot register a webhook nor read the deliveries: contacts:read too', async (t) => {
   // Issue #29: an admin key whose only scope was webhooks:manage got 403 on /contacts and /events, yet could
   // register a webhook and receive every contact's data, signed.
-  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { app } = await build(t, {}, undefined, { features: { webhooks: { resolve } } })
   const { tenantId } = await createTenantWithKey(app)
   const manageOnly = await addKey(app, tenantId, 'admin', ['webhooks:manage'])
   const both = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
@@ -116,7 +116,7 @@ t.test('webhooks:manage alone cannot register a webhook nor read the deliveries:
 })
 
 t.test('URLs: https to public addresses only, checked against what the name resolves to', async (t) => {
-  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { app } = await build(t, {}, undefined, { features: { webhooks: { resolve } } })
   const { tenantId } = await createTenantWithKey(app)
   const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
   // Every host that is not allowed gets the same words (issue #29: the refusal named the address a name resolved
@@ -184,7 +184,7 @@ t.test('URLs: https to public addresses only, checked against what the name reso
 
 t.test('tenants never see each other’s webhooks; at most 20 each', async (t) => {
   const { app } = await build(t, { DATABASE_POOL_SIZE: '10', RATE_LIMIT_MAX: '1000' }, undefined, {
-    webhooks: { resolve },
+    features: { webhooks: { resolve } },
   })
   const scopes: Scope[] = ['webhooks:manage', 'contacts:read']
   const a = await createTenantWithKey(app, { role: 'admin', scopes })
@@ -228,7 +228,7 @@ t.test('without a key for the secrets, webhooks cannot be created (and the start
     t,
     { WEBHOOKS_SECRET_KEY: '', LOG_LEVEL: 'warn' },
     { write: (line) => lines.push(line) },
-    { webhooks: { resolve } },
+    { features: { webhooks: { resolve } } },
   )
   const { key } = await createTenantWithKey(app, { role: 'admin', scopes: ['webhooks:manage', 'contacts:read'] })
   const res = await request(app, key, { method: 'POST', url: HOOKS, payload: { url: 'https://crm.example.it/' } })
@@ -238,7 +238,7 @@ t.test('without a key for the secrets, webhooks cannot be created (and the start
 })
 
 t.test('logged attempts past the retention are purged, tenant by tenant; recent ones stay', async (t) => {
-  const { app } = await build(t, {}, undefined, { webhooks: { resolve } })
+  const { app } = await build(t, {}, undefined, { features: { webhooks: { resolve } } })
   const hooks: { tenantId: string; admin: string; id: string }[] = []
   for (const name of ['Uno', 'Due']) {
     const { tenantId } = await createTenantWithKey(app, { name })
