@@ -205,11 +205,18 @@ export class BatchRepository {
     recorded: Recorded,
   ): Promise<void> {
     if (contacts.length === 0) return
-    const { EVENTS, LINKS } = batchSql
+    const { ANCHOR, EVENTS, LINKS } = batchSql
+    // EVENTS reads its tenant from the tenant's event_feeds row, which creates make first (create): made here for
+    // updates, after the contacts' locks as there (made before them, it would wait on another batch making it,
+    // which may wait on a contact this one holds).
+    if (type === 'contact.updated') await query(ANCHOR.name, ANCHOR.sql, [tenantId])
     const ids = contacts.map(({ id }) => id)
     await query(EVENTS.name, EVENTS.sql, [tenantId, ids, ids.map(() => randomUUID()), recorded.events, type])
     recorded.events += contacts.length
-    if (linked.length > 0) await query(LINKS.name, LINKS.sql, [tenantId, linked.map(({ id }) => id)])
+    const links = linked.flatMap(({ id, tags }) => tags.map((name) => [id, name] as const))
+    if (links.length > 0) {
+      await query(LINKS.name, LINKS.sql, [tenantId, links.map(([id]) => id), links.map(([, name]) => name)])
+    }
   }
 
   /**

@@ -46,35 +46,42 @@ const TRANSACTION = {
  * Records an event of each contact of `$2` (ids), as contacts_record_event would: the row as JSON, at the position
  * (the node's transaction id, `$4` + its place in `$2`), with the event ids of `$3` and the type `$5`. The
  * transaction id comes from node_xact_id(column), which Citus runs on the worker with the row; the contact is read
- * as this transaction wrote it. The caller numbers every event of its transaction (the triggers record none).
+ * as this transaction wrote it, each by its key in a subquery of its own (a join would read all the tenant's
+ * contacts, as in LOCK). The tenant comes from its event_feeds row (see ANCHOR). The caller numbers every event
+ * of its transaction (the triggers record none).
  */
 const EVENTS = named(
   'contacts_batch_events',
   `INSERT INTO events (tenant_id, xid, n, id, type, occurred_at, contact_id, contact)
-  SELECT c.tenant_id, node_xact_id(c.tenant_id), $4::bigint + e.k, e.event_id, $5::text::event_type,
-    statement_timestamp(), c.id, to_jsonb(c)
-  FROM unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS e(contact_id, event_id, k)
-  JOIN contacts c ON c.tenant_id = $1 AND c.id = e.contact_id`,
+  SELECT a.tenant_id, node_xact_id(a.tenant_id), $4::bigint + e.k, e.event_id, $5::text::event_type,
+    statement_timestamp(), e.contact_id, (SELECT to_jsonb(c) FROM contacts c WHERE c.tenant_id = $1 AND c.id = e.contact_id)
+  FROM event_feeds a CROSS JOIN unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS e(contact_id, event_id, k)
+  WHERE a.tenant_id = $1`,
 )
 
-/** Links each contact of `$2` (ids) to its tags in contact_tags, as contacts_link_tags would (it only adds). */
+/**
+ * Links contacts to tags in contact_tags, as contacts_link_tags would (the batch only adds tags): a pair of `$2`
+ * (contact ids) and `$3` (tag names) a link, from the tags the contacts' rows hold as written.
+ */
 const LINKS = named(
   'contacts_batch_links',
   `INSERT INTO contact_tags (tenant_id, contact_id, tag_id)
-  SELECT c.tenant_id, c.id, t.id FROM contacts c JOIN tags t ON t.tenant_id = c.tenant_id AND t.name = ANY(c.tags)
-  WHERE c.tenant_id = $1 AND t.tenant_id = $1 AND c.id = ANY($2::uuid[])
+  SELECT t.tenant_id, l.contact_id, t.id
+  FROM unnest($2::uuid[], $3::text[]) AS l(contact_id, name) JOIN tags t ON t.tenant_id = $1 AND t.name = l.name
   ON CONFLICT DO NOTHING`,
 )
 
 /**
  * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
  * other in a circle; answers the places of the items that name one. The UPDATE that follows then reads them as
- * they are, changed by no one else meanwhile.
+ * they are, changed by no one else meanwhile. Each item looks its contact up alone, in the order of the keys (the
+ * items sorted first; OFFSET 0 keeps both the sort and the per-item lookup, which the planner would otherwise
+ * turn into a join that reads all the tenant's contacts, their number misjudged while an import grows them).
  */
 const LOCK = named(
   'contacts_batch_lock',
-  `SELECT i.n::int AS n FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}
-  ORDER BY c.email_key FOR NO KEY UPDATE OF c`,
+  `SELECT k.n::int AS n FROM (SELECT i.n, ${KEY} AS key FROM ${ITEMS} ORDER BY 2 OFFSET 0) k
+  WHERE EXISTS (SELECT 1 FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = k.key OFFSET 0 FOR NO KEY UPDATE OF c)`,
 )
 
 /**
@@ -148,6 +155,7 @@ const CREATED_AT = '($3::timestamptz + make_interval(secs => (i.n - 1) / 1e6))'
  * erasure committing meanwhile is seen either way (its erased address, or its contact still there). An item
  * skipped by a unique key (its email created meanwhile by another transaction, or, rarely, its instant taken by
  * one) or by an erasure answers no row, for the caller to tell which. Answers each contact created with its key.
+ * Each NOT EXISTS looks its item up alone (OFFSET 0, as in LOCK).
  */
 function insertStatement(storage: ContactStorage) {
   const serverSet = storage.create.flatMap(({ stored, from }) =>
@@ -167,8 +175,9 @@ function insertStatement(storage: ContactStorage) {
   ].join(', ')}
   FROM event_feeds a CROSS JOIN ${ITEMS}
   WHERE a.tenant_id = $1
-    AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = ${KEY})
-    AND NOT EXISTS (SELECT 1 FROM erased_emails x WHERE x.tenant_id = $1 AND x.email_hash = (i.item->>'emailHash')::bpchar)
+    AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = ${KEY} OFFSET 0)
+    AND NOT EXISTS (SELECT 1 FROM erased_emails x
+      WHERE x.tenant_id = $1 AND x.email_hash = (i.item->>'emailHash')::bpchar OFFSET 0)
   ORDER BY ${KEY}
   ON CONFLICT DO NOTHING
   RETURNING c.email_key AS key, ${selectListOf(storage)('c', isoUtcReturned)}, c.version`,
