@@ -1,9 +1,11 @@
 // POST /api/v1/contacts/batch: create or update by email, one result per item, each item all or nothing; the
 // whole request refused only when it is not a batch; events like single writes; races and walks during imports.
+import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
 import { BatchRepository } from '../../src/contacts/batch/repository.ts'
+import { batchSql } from '../../src/contacts/batch/sql.ts'
 import { CATALOGUE } from '../../src/errors/catalogue.ts'
 import { MAX_JSON_DEPTH } from '../../src/plugins/app/json-shape.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
@@ -189,6 +191,70 @@ t.test('the events of a batch are those of single writes, with the contact as an
   t.same(feed.data.map((e) => e.type).sort(), ['contact.created', 'contact.updated'])
   const byId = (id: unknown) => feed.data.find((e) => (e.data as { id: string }).id === id)?.data
   for (const result of answer.results) t.same(byId(result.contact?.id), result.contact, 'the event holds the answer')
+})
+
+t.test('the batch stores and records what the triggers it skips would', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000' })
+  const { key, tenantId } = await createTenantWithKey(app, { tags: ['vip', 'newsletter', 'évent'] })
+  const single = await request(app, key, {
+    method: 'POST',
+    url: LIST,
+    payload: { email: 'Single@Example.it', tags: ['vip', 'évent', 'newsletter'] },
+  })
+  t.equal(single.statusCode, 201)
+  const created = await imported(app, key, [{ email: 'Batch@Example.it', tags: ['vip', 'évent', 'newsletter', 'vip'] }])
+  const updated = await imported(app, key, [{ email: 'batch@example.it', firstName: 'B', tags: ['vip'] }])
+  t.equal(updated.updated, 1)
+  const rows = await app.db.prisma.$queryRawUnsafe<Record<string, unknown>[]>(
+    `SELECT c.email, c.email_key = lower(c.email) AS keyed, c.tags, c.acquired_at = c.created_at AS acquired,
+       c.updated_at >= c.created_at AS later, c.version,
+       (SELECT count(*)::int FROM contact_tags ct WHERE ct.tenant_id = c.tenant_id AND ct.contact_id = c.id) AS links,
+       (SELECT array_agg(e.type::text ORDER BY e.xid, e.n) FROM events e
+         WHERE e.tenant_id = c.tenant_id AND e.contact_id = c.id) AS events
+     FROM contacts c WHERE c.tenant_id = $1::uuid ORDER BY c.email`,
+    tenantId,
+  )
+  const expected = (email: string, version: number, events: string[]) => ({
+    email,
+    keyed: true,
+    tags: ['newsletter', 'vip', 'évent'],
+    acquired: true,
+    later: true,
+    version,
+    links: 3,
+    events,
+  })
+  t.same(rows, [
+    expected('Batch@Example.it', 2, ['contact.created', 'contact.updated']),
+    expected('Single@Example.it', 1, ['contact.created']),
+  ])
+  t.same(created.results[0]?.contact?.tags, ['newsletter', 'vip', 'évent'], 'tags in code-point order, once each')
+
+  // A batch's event takes its position as a trigger's does: its transaction's id on the node holding the tenant
+  // (on Citus a worker's, not the coordinator's), numbered after the events the transaction has recorded.
+  const { EVENTS } = batchSql
+  const id = randomUUID()
+  await app.db.transaction(async (query) => {
+    await query('test_insert', "INSERT INTO contacts (id, tenant_id, email) VALUES ($1, $2, 'pos@example.it')", [
+      id,
+      tenantId,
+    ])
+    await query(EVENTS.name, EVENTS.sql, [tenantId, [id], [randomUUID()], 1, 'contact.updated'])
+  })
+  const positions = await app.db.prisma.$queryRawUnsafe<{ xid: string; n: string; type: string }[]>(
+    'SELECT xid::text, n::text, type::text FROM events WHERE tenant_id = $1::uuid AND contact_id = $2::uuid ORDER BY n',
+    tenantId,
+    id,
+  )
+  t.equal(positions.length, 2)
+  t.equal(positions[0]?.xid, positions[1]?.xid, 'the same transaction id as the trigger took')
+  t.same(
+    positions.map(({ n, type }) => [n, type]),
+    [
+      ['1', 'contact.created'],
+      ['2', 'contact.updated'],
+    ],
+  )
 })
 
 t.test('requests that are not a batch are refused whole, and write nothing', async (t) => {

@@ -35,6 +35,14 @@ const BATCH_ROUNDS = 5
 /** On the embedded database, the items and tags a statement writes at most (see BatchRepository.slices). */
 const SLICE_WEIGHT = 2000
 
+/**
+ * The events the batch's transaction has recorded: it numbers them itself, from 1, since its statements record
+ * every event of the transaction (the triggers skip its rows, and nothing else in it writes contacts).
+ */
+interface Recorded {
+  events: number
+}
+
 /** An item that passed its checks, with its place in the batch. */
 interface Write {
   index: number
@@ -147,6 +155,7 @@ export class BatchRepository {
     absent: Write[],
     results: (BatchResult | undefined)[],
     counts: { created: number },
+    recorded: Recorded,
   ): Promise<Write[]> {
     await query(batchSql.ANCHOR.name, batchSql.ANCHOR.sql, [tenantId])
     const [clock] = await query<{ at: string }>(batchSql.CLOCK.name, batchSql.CLOCK.sql, [tenantId])
@@ -166,6 +175,8 @@ export class BatchRepository {
       byKey.delete(key)
     }
     counts.created += rows.length
+    const linked = rows.filter((row) => row.tags.length > 0)
+    await this.record(query, tenantId, 'contact.created', rows, linked, recorded)
     // An item skipped because its address was erased meanwhile (after the check of all items) is refused; the
     // others skipped go round again.
     const skipped = [...byKey.values()]
@@ -179,6 +190,33 @@ export class BatchRepository {
       results[write.index] = failure(errors.contactErasedInItem(write.index))
       return false
     })
+  }
+
+  /**
+   * What the contacts' AFTER triggers would do for the rows the batch wrote (they skip them): an event of each of
+   * `contacts`, in their order, and the tag links of `linked`. Each one statement, whatever the number of rows.
+   */
+  private async record(
+    query: Query,
+    tenantId: string,
+    type: 'contact.created' | 'contact.updated',
+    contacts: readonly Contact[],
+    linked: readonly Contact[],
+    recorded: Recorded,
+  ): Promise<void> {
+    if (contacts.length === 0) return
+    const { ANCHOR, EVENTS, LINKS } = batchSql
+    // EVENTS reads its tenant from the tenant's event_feeds row, which creates make first (create): made here for
+    // updates, after the contacts' locks as there (made before them, it would wait on another batch making it,
+    // which may wait on a contact this one holds).
+    if (type === 'contact.updated') await query(ANCHOR.name, ANCHOR.sql, [tenantId])
+    const ids = contacts.map(({ id }) => id)
+    await query(EVENTS.name, EVENTS.sql, [tenantId, ids, ids.map(() => randomUUID()), recorded.events, type])
+    recorded.events += contacts.length
+    const links = linked.flatMap(({ id, tags }) => tags.map((name) => [id, name] as const))
+    if (links.length > 0) {
+      await query(LINKS.name, LINKS.sql, [tenantId, links.map(([id]) => id), links.map(([, name]) => name)])
+    }
   }
 
   /**
@@ -215,6 +253,8 @@ export class BatchRepository {
     results: (BatchResult | undefined)[],
     counts: { created: number; updated: number; unchanged: number },
   ): Promise<void> {
+    const { TRANSACTION } = batchSql
+    for (const { name, sql } of [TRANSACTION.PROPAGATE, TRANSACTION.ON]) await query(name, sql, [])
     const candidates = await this.notErased(query, tenantId, items, results)
     const names = [...new Set(candidates.flatMap(({ item }) => item.tags ?? []))]
     const known = new Set(
@@ -233,10 +273,12 @@ export class BatchRepository {
     // create was skipped (its email created meanwhile by another transaction, or its instant taken) goes round
     // again: it is then an update, or a create at another instant.
     const found: Write[] = []
+    const recorded: Recorded = { events: 0 }
     for (const [i, slice] of this.slices(writes).entries()) {
       if (i > 0) await nextTurn()
-      await this.writeSlice(query, tenantId, slice, results, counts, found)
+      await this.writeSlice(query, tenantId, slice, results, counts, found, recorded)
     }
+    await query(TRANSACTION.OFF.name, TRANSACTION.OFF.sql, [])
     // The contacts found already as asked, read after the writes (their rows are locked until the end).
     counts.unchanged = found.length
     for (const [i, slice] of this.slices(found).entries()) {
@@ -255,6 +297,7 @@ export class BatchRepository {
     results: (BatchResult | undefined)[],
     counts: { created: number; updated: number },
     found: Write[],
+    recorded: Recorded,
   ): Promise<void> {
     let pending = slice
     for (let round = 1; pending.length > 0; round++) {
@@ -271,11 +314,14 @@ export class BatchRepository {
           results[write.index] = { status: 200, contact: row }
           changed.add(write)
         }
+        // Links only for items that add tags: the others left the contact's tags as they were.
+        const adding = rows.filter((row) => ((existing[row.n - 1] as Write).item.tags?.length ?? 0) > 0)
+        await this.record(query, tenantId, 'contact.updated', rows, adding, recorded)
       }
       counts.updated += changed.size
       found.push(...existing.filter((write) => !changed.has(write)))
       const absent = batch.filter((write) => !named.has(write))
-      pending = absent.length === 0 ? [] : await this.create(query, tenantId, absent, results, counts)
+      pending = absent.length === 0 ? [] : await this.create(query, tenantId, absent, results, counts, recorded)
     }
   }
 }

@@ -18,19 +18,70 @@ const named = (prefix: string, sql: string) => ({ name: statementName(prefix, sq
 
 type BatchField = ContactStorage['batch'][number]
 
-/** The value an item gives a field, typed. */
+/**
+ * The value an item gives a field, typed. A list (of names) without repeats, in code-point order, as the contacts'
+ * BEFORE trigger stores it: the batch's creates skip that trigger (see TRANSACTION).
+ */
 const given = ({ field, stored }: BatchField) =>
-  stored.list ? `ARRAY(SELECT jsonb_array_elements_text(i.item->'${field}'))` : `(i.item->>'${field}')${stored.cast}`
+  stored.list
+    ? `ARRAY(SELECT DISTINCT u COLLATE "C" FROM jsonb_array_elements_text(i.item->'${field}') u ORDER BY 1)`
+    : `(i.item->>'${field}')${stored.cast}`
+
+/**
+ * Tells the contacts' triggers that this transaction's statements do their work themselves, set-based (the
+ * migration batch_writes_set_based): the creates' instants and email keys, the tag links and the events of the
+ * contacts created and updated. SET LOCAL, not set_config(): on Citus the triggers run on the workers, and the
+ * coordinator sends a SET LOCAL to them (to the connections the transaction has and those it opens later) when
+ * citus.propagate_set_commands is 'local', which the first statement asks for this transaction alone. Elsewhere
+ * that setting is a name no one reads. OFF puts the triggers back before the transaction goes on (an
+ * Idempotency-Key's).
+ */
+const TRANSACTION = {
+  PROPAGATE: named('contacts_batch_propagate', "SET LOCAL citus.propagate_set_commands = 'local'"),
+  ON: named('contacts_batch_writes_on', "SET LOCAL rubrica.batch_writes = 'on'"),
+  OFF: named('contacts_batch_writes_off', "SET LOCAL rubrica.batch_writes = 'off'"),
+}
+
+/**
+ * Records an event of each contact of `$2` (ids), as contacts_record_event would: the row as JSON, at the position
+ * (the node's transaction id, `$4` + its place in `$2`), with the event ids of `$3` and the type `$5`. The
+ * transaction id comes from node_xact_id(column), which Citus runs on the worker with the row; the contact is read
+ * as this transaction wrote it, each by its key in a subquery of its own (a join would read all the tenant's
+ * contacts, as in LOCK). The tenant comes from its event_feeds row (see ANCHOR). The caller numbers every event
+ * of its transaction (the triggers record none).
+ */
+const EVENTS = named(
+  'contacts_batch_events',
+  `INSERT INTO events (tenant_id, xid, n, id, type, occurred_at, contact_id, contact)
+  SELECT a.tenant_id, node_xact_id(a.tenant_id), $4::bigint + e.k, e.event_id, $5::text::event_type,
+    statement_timestamp(), e.contact_id, (SELECT to_jsonb(c) FROM contacts c WHERE c.tenant_id = $1 AND c.id = e.contact_id)
+  FROM event_feeds a CROSS JOIN unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS e(contact_id, event_id, k)
+  WHERE a.tenant_id = $1`,
+)
+
+/**
+ * Links contacts to tags in contact_tags, as contacts_link_tags would (the batch only adds tags): a pair of `$2`
+ * (contact ids) and `$3` (tag names) a link, from the tags the contacts' rows hold as written.
+ */
+const LINKS = named(
+  'contacts_batch_links',
+  `INSERT INTO contact_tags (tenant_id, contact_id, tag_id)
+  SELECT t.tenant_id, l.contact_id, t.id
+  FROM unnest($2::uuid[], $3::text[]) AS l(contact_id, name) JOIN tags t ON t.tenant_id = $1 AND t.name = l.name
+  ON CONFLICT DO NOTHING`,
+)
 
 /**
  * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
  * other in a circle; answers the places of the items that name one. The UPDATE that follows then reads them as
- * they are, changed by no one else meanwhile.
+ * they are, changed by no one else meanwhile. Each item looks its contact up alone, in the order of the keys (the
+ * items sorted first; OFFSET 0 keeps both the sort and the per-item lookup, which the planner would otherwise
+ * turn into a join that reads all the tenant's contacts, their number misjudged while an import grows them).
  */
 const LOCK = named(
   'contacts_batch_lock',
-  `SELECT i.n::int AS n FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}
-  ORDER BY c.email_key FOR NO KEY UPDATE OF c`,
+  `SELECT k.n::int AS n FROM (SELECT i.n, ${KEY} AS key FROM ${ITEMS} ORDER BY 2 OFFSET 0) k
+  WHERE EXISTS (SELECT 1 FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = k.key OFFSET 0 FOR NO KEY UPDATE OF c)`,
 )
 
 /**
@@ -91,15 +142,20 @@ function updateStatement(storage: ContactStorage) {
   )
 }
 
+/** A new contact's createdAt: `$3`, a microsecond more for each item before it. */
+const CREATED_AT = '($3::timestamptz + make_interval(secs => (i.n - 1) / 1e6))'
+
 /**
  * Creates the items whose email names no contact, with the ids given in the items. Rows go in in the order of
  * their keys, so that two transactions creating the same emails wait on each other in one order, never in a
- * circle; createdAt follows the items' order, a microsecond apart from `$3`; a NULL acquired_at follows it. An
+ * circle; createdAt follows the items' order, a microsecond apart from `$3`; acquiredAt, updatedAt and the email
+ * key are what the BEFORE trigger, which the batch's rows skip, would give them (tags: see `given`). An
  * item whose email's keyed hash (the item's `emailHash`, null without the instance's key) is an erased address
  * of the tenant is not created: read in this statement's snapshot, as the contacts it looks for are, so that an
  * erasure committing meanwhile is seen either way (its erased address, or its contact still there). An item
  * skipped by a unique key (its email created meanwhile by another transaction, or, rarely, its instant taken by
  * one) or by an erasure answers no row, for the caller to tell which. Answers each contact created with its key.
+ * Each NOT EXISTS looks its item up alone (OFFSET 0, as in LOCK).
  */
 function insertStatement(storage: ContactStorage) {
   const serverSet = storage.create.flatMap(({ stored, from }) =>
@@ -107,11 +163,11 @@ function insertStatement(storage: ContactStorage) {
   )
   return named(
     'contacts_batch_insert',
-    `INSERT INTO contacts AS c (id, tenant_id, created_at, acquired_at, ${[
+    `INSERT INTO contacts AS c (id, tenant_id, email_key, created_at, acquired_at, updated_at, ${[
       ...storage.batch.map(({ stored }) => stored.column),
       ...serverSet.map(({ column }) => column),
     ].join(', ')})
-  SELECT (i.item->>'id')::uuid, a.tenant_id, $3::timestamptz + make_interval(secs => (i.n - 1) / 1e6), NULL, ${[
+  SELECT (i.item->>'id')::uuid, a.tenant_id, ${KEY}, ${CREATED_AT}, ${CREATED_AT}, GREATEST(now(), ${CREATED_AT}), ${[
     ...storage.batch.map((spec) =>
       spec.absent === null ? given(spec) : `COALESCE(${given(spec)}, '${spec.absent}'${spec.stored.cast})`,
     ),
@@ -119,8 +175,9 @@ function insertStatement(storage: ContactStorage) {
   ].join(', ')}
   FROM event_feeds a CROSS JOIN ${ITEMS}
   WHERE a.tenant_id = $1
-    AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = ${KEY})
-    AND NOT EXISTS (SELECT 1 FROM erased_emails x WHERE x.tenant_id = $1 AND x.email_hash = (i.item->>'emailHash')::bpchar)
+    AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = ${KEY} OFFSET 0)
+    AND NOT EXISTS (SELECT 1 FROM erased_emails x
+      WHERE x.tenant_id = $1 AND x.email_hash = (i.item->>'emailHash')::bpchar OFFSET 0)
   ORDER BY ${KEY}
   ON CONFLICT DO NOTHING
   RETURNING c.email_key AS key, ${selectListOf(storage)('c', isoUtcReturned)}, c.version`,
@@ -135,7 +192,18 @@ export function batchStatements(storage: ContactStorage) {
     `SELECT i.n::int AS n, ${selectListOf(storage)('c')}, c.version
   FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}`,
   )
-  return { KNOWN_TAGS, LOCK, UPDATE: updateStatement(storage), READ, ANCHOR, CLOCK, INSERT: insertStatement(storage) }
+  return {
+    KNOWN_TAGS,
+    LOCK,
+    UPDATE: updateStatement(storage),
+    READ,
+    ANCHOR,
+    CLOCK,
+    INSERT: insertStatement(storage),
+    TRANSACTION,
+    EVENTS,
+    LINKS,
+  }
 }
 
 export const batchSql = batchStatements(contact.storage)
