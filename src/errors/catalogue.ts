@@ -198,7 +198,7 @@ export const CATALOGUE = {
   },
   service_unavailable: {
     status: 503,
-    when: 'the database cannot be reached or a connection was cut, or the server is shutting down; retry. Also an instance without its secrets key (`WEBHOOKS_SECRET_KEY`) asked to register a webhook, to erase a contact, or to create one in a tenant that has erased contacts',
+    when: "the database cannot be reached or a connection was cut, the request's transaction stayed a deadlock's victim after retries, or the server is shutting down; retry. Also an instance without its secrets key (`WEBHOOKS_SECRET_KEY`) asked to register a webhook, to erase a contact, or to create one in a tenant that has erased contacts",
     specified: false,
     example: (): ApiError => errors.serviceUnavailable(),
   },

@@ -5,6 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { tenantOf } from '../../auth/authorization.js'
 import type { Query } from '../../db/database.js'
+import { retryOnDeadlock } from '../../db/deadlock.js'
 import { errors } from '../../errors/catalogue.js'
 import { answerOnce } from '../../idempotency/plugin.js'
 import type { Ticket } from './admission.js'
@@ -45,19 +46,23 @@ const batch: FastifyPluginAsyncTypebox = async (fastify) => {
       },
     },
     async (request, reply) => {
+      // Batches of two instances that race on the same emails can deadlock (an item whose create lost the race
+      // is locked in a second round, out of the emails' order): the victim rolled back whole and runs again.
       const run = fastify.batchAdmission.inTurn(tenantOf(request), () =>
-        answerOnce(
-          request,
-          reply,
-          async (query?: Query) => {
-            const response = await fastify.batches.upsert(tenantOf(request), request.body.contacts, query)
-            return {
-              status: 200,
-              headers: {},
-              body: String(reply.serializeInput(response, '200', 'application/json')),
-            }
-          },
-          BATCH_ANSWER_BYTES,
+        retryOnDeadlock(() =>
+          answerOnce(
+            request,
+            reply,
+            async (query?: Query) => {
+              const response = await fastify.batches.upsert(tenantOf(request), request.body.contacts, query)
+              return {
+                status: 200,
+                headers: {},
+                body: String(reply.serializeInput(response, '200', 'application/json')),
+              }
+            },
+            BATCH_ANSWER_BYTES,
+          ),
         ),
       )
       return tickets.get(request)?.during(run) ?? run

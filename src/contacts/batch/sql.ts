@@ -103,7 +103,14 @@ const CLOCK = named(
 )
 
 /** Which of the names `$2` are tags of the tenant. */
-const KNOWN_TAGS = named('contacts_batch_tags', 'SELECT name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[])')
+/**
+ * The tags of the items that exist, held until the batch commits (FOR KEY SHARE): the batch's creates skip the
+ * trigger that checks tags, so a tag cannot be deleted between this check and the rows that carry it.
+ */
+const KNOWN_TAGS = named(
+  'contacts_batch_tags',
+  'SELECT name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[]) FOR KEY SHARE',
+)
 
 /**
  * Sets the fields given and adds the tags named, on the contacts the items' emails name, and only where that
