@@ -184,6 +184,12 @@ function ratioCell(measurements: Measurement[], scenario: ScenarioId, rubrica: T
   return reference[1].startsWith('baseline') ? `${fixed(ratio, 2)}x` : `${fixed(ratio, 2)}x of ${reference[0]}`
 }
 
+/** The req/s of the median round of one scenario on one target, as a table cell ('' when not measured). */
+function medianRps(measurements: Measurement[], scenario: ScenarioId, target: Target): string {
+  const m = medianRound(measurements, scenario, target)
+  return m ? fixed(m.rps, 0) : ''
+}
+
 /** Per scenario both databases served: each target's req/s on both, Citus against PostgreSQL, and the ratios. */
 function citusTable(measurements: Measurement[]): string[] {
   const rows = [
@@ -191,10 +197,7 @@ function citusTable(measurements: Measurement[]): string[] {
       'Citus / PostgreSQL | rubrica / baseline, PostgreSQL | rubrica / baseline, Citus |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
-  const rps = (scenario: ScenarioId, target: Target) => {
-    const m = medianRound(measurements, scenario, target)
-    return m ? fixed(m.rps, 0) : ''
-  }
+  const rps = (scenario: ScenarioId, target: Target) => medianRps(measurements, scenario, target)
   const ratio = (scenario: ScenarioId, x: Target, y: Target) => {
     const r = pairedRatio(measurements, [scenario, x], [scenario, y])
     return r === undefined ? '' : `${fixed(r, 2)}x`
@@ -218,10 +221,7 @@ function beforeTable(measurements: Measurement[]): string[] {
     '| scenario | before: req/s | ratio | after: req/s | ratio | after / before |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
   ]
-  const rps = (scenario: ScenarioId, target: Target) => {
-    const m = medianRound(measurements, scenario, target)
-    return m ? fixed(m.rps, 0) : ''
-  }
+  const rps = (scenario: ScenarioId, target: Target) => medianRps(measurements, scenario, target)
   for (const scenario of ORDER) {
     if (measurementsOf(measurements, scenario, 'rubrica-before').length === 0) continue
     const change = pairedRatio(measurements, [scenario, 'rubrica'], [scenario, 'rubrica-before'])
