@@ -1,13 +1,10 @@
 // A transaction PostgreSQL chose to break a deadlock (SQLSTATE 40P01; Citus reports a deadlock across its nodes
 // with the same code) rolled back whole and can run again: what it waited for has moved on.
 import { setTimeout as sleep } from 'node:timers/promises'
+import { someInChain } from './unavailable.js'
 
-/** Whether `error` (or the error it wraps) is a deadlock's victim. */
-export function isDeadlock(error: unknown, depth = 0): boolean {
-  if (typeof error !== 'object' || error === null || depth > 4) return false
-  const { code, cause } = error as { code?: unknown; cause?: unknown }
-  return code === '40P01' || isDeadlock(cause, depth + 1)
-}
+/** Whether `error` (or an error it wraps) is a deadlock's victim. */
+export const isDeadlock = (error: unknown): boolean => someInChain(error, (e) => e.code === '40P01')
 
 /**
  * Runs `work`, a whole transaction, again when it was a deadlock's victim, up to `attempts` times in all, after a

@@ -17,14 +17,24 @@ function fields(value: unknown): Record<string, unknown> | null {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null
 }
 
-export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+/**
+ * Whether `test` holds for `error` or an error it wraps: its `cause`, or Prisma's driver-adapter error in `meta`
+ * (four levels down at most).
+ */
+export function someInChain(error: unknown, test: (e: Record<string, unknown>) => boolean, depth = 0): boolean {
   const e = fields(error)
   if (!e || depth > 4) return false
-  const code = typeof e.code === 'string' ? e.code : ''
-  if (PRISMA_CODES.has(code) || SQLSTATE.test(code) || SOCKET_CODES.has(code)) return true
-  if (typeof e.kind === 'string' && ADAPTER_KINDS.has(e.kind)) return true
-  if (e.name === 'PrismaClientInitializationError') return true
-  if (typeof e.message === 'string' && PG_MESSAGES.test(e.message)) return true
+  if (test(e)) return true
   const meta = fields(e.meta)
-  return [e.cause, meta?.driverAdapterError].some((inner) => isDatabaseUnavailable(inner, depth + 1))
+  return [e.cause, meta?.driverAdapterError].some((inner) => someInChain(inner, test, depth + 1))
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return someInChain(error, (e) => {
+    const code = typeof e.code === 'string' ? e.code : ''
+    if (PRISMA_CODES.has(code) || SQLSTATE.test(code) || SOCKET_CODES.has(code)) return true
+    if (typeof e.kind === 'string' && ADAPTER_KINDS.has(e.kind)) return true
+    if (e.name === 'PrismaClientInitializationError') return true
+    return typeof e.message === 'string' && PG_MESSAGES.test(e.message)
+  })
 }
