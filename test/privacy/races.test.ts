@@ -16,7 +16,7 @@ const ROUNDS = 8
 t.test('PATCHes and batches racing an erasure lose nothing else, leave no snapshot, bring nothing back', async (t) => {
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000000' })
   const { tenantId, key } = await createTenantWithKey(app, { role: 'admin', scopes: ADMIN_SCOPES })
-  // Two repositories, as two instances would have: each runs its batches of a tenant one at a time.
+  // Two repositories, as two instances would have.
   const instances = [new BatchRepository(app.db, app.erasedEmails), new BatchRepository(app.db, app.erasedEmails)]
   const erased: { id: string; who: ReturnType<typeof person> }[] = []
   const problems: string[] = []

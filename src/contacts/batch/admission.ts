@@ -1,10 +1,10 @@
 // What an instance lets batch imports hold at once. A batch's body, its parsed items, its statements' parameters
 // and its answer take memory in proportion to its bytes, and its write holds a pooled connection for seconds. So
-// an instance admits batches up to a budget of body bytes, and a tenant up to one largest batch's worth (its
-// batches run one at a time anyway: holding more would only keep others out), refusing the others with 503
-// server_busy before their body is read; runs one batch of a tenant at a time; and lets a bounded number write at
-// once, below the pool's size, so that other requests always find a connection. Batches waiting their turn wait
-// here, in memory, without a connection.
+// an instance admits batches up to a budget of body bytes, and a tenant up to one largest batch's worth (so that
+// one tenant's queue cannot fill the budget), refusing the others with 503 server_busy before their body is read;
+// and lets a bounded number write at once, below the pool's size, so that other requests always find a
+// connection, the places shared out between the tenants waiting. Batches waiting their turn wait here, in memory,
+// without a connection.
 
 /** A batch admitted: its share of the budget, given back once its answer is gone and its work has ended. */
 export interface Ticket {
@@ -25,6 +25,12 @@ export interface AdmissionLimits {
   writers: number
 }
 
+/** A batch waiting for a writer's place: `start` gives it one. */
+interface Waiting {
+  tenantId: string
+  start: () => void
+}
+
 /** How much of an estimate of a batch's duration is the latest one (a moving average). */
 const LATEST_WEIGHT = 0.3
 
@@ -32,9 +38,9 @@ export class BatchAdmission {
   private heldBytes = 0
   private readonly heldByTenant = new Map<string, number>()
   private writing = 0
-  private readonly writerQueue: (() => void)[] = []
-  /** Per tenant, the end of the last batch that took its turn. */
-  private readonly tenantTurns = new Map<string, Promise<unknown>>()
+  private readonly writingByTenant = new Map<string, number>()
+  /** Batches waiting for a writer's place, in the order they came. */
+  private readonly waiting: Waiting[] = []
   /** How long a batch has recently been held, in seconds. */
   private typicalSeconds = 1
 
@@ -69,31 +75,47 @@ export class BatchAdmission {
   }
 
   /**
-   * Runs `work` once the tenant's earlier batches on this instance have ended and a writer's place is free: one
-   * batch of a tenant at a time (its batches would wait for each other's locks in the database anyway, each
-   * holding a connection), and no more than `writers` at once.
+   * Runs `work` once a writer's place is free: no more than `writers` batches write at once. A tenant alone may
+   * take every place (its batches of different contacts do not wait for each other in the database); a place that
+   * frees goes to the batch waiting whose tenant writes fewest at that moment, the earliest among equals, so that
+   * another tenant's batch waits for one batch to end at most, not for the queue of a tenant importing.
    */
   inTurn<T>(tenantId: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.tenantTurns.get(tenantId) ?? Promise.resolve()
-    const mine = previous.then(() => this.asWriter(work))
-    const settled = mine.catch(() => undefined)
-    this.tenantTurns.set(tenantId, settled)
-    void settled.then(() => {
-      if (this.tenantTurns.get(tenantId) === settled) this.tenantTurns.delete(tenantId)
+    const started = new Promise<void>((start) => {
+      this.waiting.push({ tenantId, start })
+      this.startWaiting()
     })
-    return mine
+    return started.then(async () => {
+      try {
+        return await work()
+      } finally {
+        this.writing--
+        const writes = (this.writingByTenant.get(tenantId) ?? 1) - 1
+        if (writes > 0) this.writingByTenant.set(tenantId, writes)
+        else this.writingByTenant.delete(tenantId)
+        this.startWaiting()
+      }
+    })
   }
 
-  private async asWriter<T>(work: () => Promise<T>): Promise<T> {
-    if (this.writing >= this.limits.writers) await new Promise<void>((resolve) => this.writerQueue.push(resolve))
-    else this.writing++
-    try {
-      return await work()
-    } finally {
-      // The place passes straight to the next in line, if any.
-      const next = this.writerQueue.shift()
-      if (next) next()
-      else this.writing--
+  /** Batches writing now, per tenant (for tests). */
+  writingFor(tenantId: string): number {
+    return this.writingByTenant.get(tenantId) ?? 0
+  }
+
+  private startWaiting(): void {
+    const writesOf = (tenantId: string) => this.writingByTenant.get(tenantId) ?? 0
+    while (this.writing < this.limits.writers && this.waiting.length > 0) {
+      let chosen = 0
+      for (let i = 1; i < this.waiting.length; i++) {
+        if (writesOf((this.waiting[i] as Waiting).tenantId) < writesOf((this.waiting[chosen] as Waiting).tenantId)) {
+          chosen = i
+        }
+      }
+      const [next] = this.waiting.splice(chosen, 1) as [Waiting]
+      this.writing++
+      this.writingByTenant.set(next.tenantId, writesOf(next.tenantId) + 1)
+      next.start()
     }
   }
 

@@ -36,11 +36,19 @@ const BATCH_ROUNDS = 5
 const SLICE_WEIGHT = 2000
 
 /**
- * The events the batch's transaction has recorded: it numbers them itself, from 1, since its statements record
- * every event of the transaction (the triggers skip its rows, and nothing else in it writes contacts).
+ * What the batch's transaction has taken: the events it recorded (it numbers them itself, from 1, since its
+ * statements record every event of the transaction: the triggers skip its rows, and nothing else in it writes
+ * contacts), and the end of the instants its creates took (microseconds since 1970, the first one after them).
  */
 interface Recorded {
   events: number
+  instantsEnd?: bigint
+}
+
+/** An instant in microseconds since 1970, as PostgreSQL reads a timestamptz: ISO 8601 in UTC, to the microsecond. */
+function isoOfMicroseconds(microseconds: bigint): string {
+  const milliseconds = new Date(Number(microseconds / 1000n)).toISOString().slice(0, -1)
+  return `${milliseconds}${String(microseconds % 1000n).padStart(3, '0')}Z`
 }
 
 /** An item that passed its checks, with its place in the batch. */
@@ -101,6 +109,13 @@ export async function checkItems(
 }
 
 export class BatchRepository {
+  /**
+   * Per tenant, the end of the instants that this instance's batches of the tenant still writing have taken: a
+   * batch's createdAt start after it. Two batches whose clocks were read within a millisecond would otherwise take
+   * the same instants, and their creates would wait on each other, then go round again.
+   */
+  private readonly instantsTaken = new Map<string, bigint>()
+
   constructor(
     private readonly db: Database,
     private readonly erased: ErasedEmails,
@@ -108,15 +123,23 @@ export class BatchRepository {
 
   /**
    * Imports `items` into the tenant; `query` runs the statements in a transaction of the caller's (an
-   * Idempotency-Key's). Callers run one batch of a tenant at a time (BatchAdmission.inTurn): another would wait
-   * for the same contacts' locks in the database, holding a connection.
+   * Idempotency-Key's). Batches of one tenant may run at once (BatchAdmission.inTurn): they wait for each other in
+   * the database only where they name the same contacts, in the order of their emails.
    */
   async upsert(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
     const { results, writes } = await checkItems(items)
     const counts = { created: 0, updated: 0, unchanged: 0 }
     if (writes.length > 0) {
-      const run = (q: Query) => this.write(q, tenantId, writes, results, counts)
-      await (query ? run(query) : this.db.transaction(run))
+      const recorded: Recorded = { events: 0 }
+      const run = (q: Query) => this.write(q, tenantId, writes, results, counts, recorded)
+      try {
+        await (query ? run(query) : this.db.transaction(run))
+      } finally {
+        // No later batch has taken instants after this one's: none of the tenant's is writing on this instance.
+        if (recorded.instantsEnd !== undefined && this.instantsTaken.get(tenantId) === recorded.instantsEnd) {
+          this.instantsTaken.delete(tenantId)
+        }
+      }
     }
     const failed = results.filter((result) => result !== undefined && result.status >= 400).length
     return { results: results as BatchResult[], ...counts, failed }
@@ -159,6 +182,11 @@ export class BatchRepository {
   ): Promise<Write[]> {
     await query(batchSql.ANCHOR.name, batchSql.ANCHOR.sql, [tenantId])
     const [clock] = await query<{ at: string }>(batchSql.CLOCK.name, batchSql.CLOCK.sql, [tenantId])
+    const now = BigInt(clock?.at ?? 0)
+    const taken = this.instantsTaken.get(tenantId) ?? 0n
+    const start = now > taken ? now : taken
+    recorded.instantsEnd = start + BigInt(absent.length)
+    this.instantsTaken.set(tenantId, recorded.instantsEnd)
     const byKey = new Map(absent.map((write) => [write.item.email.toLowerCase(), write]))
     const items = JSON.stringify(
       absent.map((write) => ({ ...write.item, id: randomUUID(), emailHash: write.emailHash ?? null })),
@@ -166,7 +194,7 @@ export class BatchRepository {
     const rows = await query<Written & { key: string }>(batchSql.INSERT.name, batchSql.INSERT.sql, [
       tenantId,
       items,
-      clock?.at,
+      isoOfMicroseconds(start),
     ])
     for (const { key, ...row } of rows) {
       const write = byKey.get(key)
@@ -252,6 +280,7 @@ export class BatchRepository {
     items: Write[],
     results: (BatchResult | undefined)[],
     counts: { created: number; updated: number; unchanged: number },
+    recorded: Recorded,
   ): Promise<void> {
     const { TRANSACTION } = batchSql
     for (const { name, sql } of [TRANSACTION.PROPAGATE, TRANSACTION.ON]) await query(name, sql, [])
@@ -273,7 +302,6 @@ export class BatchRepository {
     // create was skipped (its email created meanwhile by another transaction, or its instant taken) goes round
     // again: it is then an update, or a create at another instant.
     const found: Write[] = []
-    const recorded: Recorded = { events: 0 }
     for (const [i, slice] of this.slices(writes).entries()) {
       if (i > 0) await nextTurn()
       await this.writeSlice(query, tenantId, slice, results, counts, found, recorded)

@@ -91,18 +91,18 @@ const LOCK = named(
 const ANCHOR = named('contacts_batch_anchor', FEED_ANCHOR_SQL)
 
 /**
- * Where the new contacts' createdAt starts: the clock, or just past the tenant's latest createdAt of the last
- * second, whichever is later (a clock that counts milliseconds, as the embedded database's does, would give two
- * batches of one millisecond the same instants).
+ * Where the new contacts' createdAt may start, in microseconds since 1970 (as text): the clock, or just past the
+ * tenant's latest createdAt of the last second, whichever is later (a clock that counts milliseconds, as the
+ * embedded database's does, would give two batches of one millisecond the same instants). The caller moves it past
+ * the instants its instance's other batches of the tenant have taken and not yet committed (BatchRepository).
  */
 const CLOCK = named(
   'contacts_batch_clock',
-  `SELECT GREATEST(clock_timestamp(), (SELECT max(c.created_at) FROM contacts c
-      WHERE c.tenant_id = $1 AND c.created_at > clock_timestamp() - interval '1 second') + interval '1 microsecond')::text
-    AS at`,
+  `SELECT (extract(epoch FROM GREATEST(clock_timestamp(), (SELECT max(c.created_at) FROM contacts c
+      WHERE c.tenant_id = $1 AND c.created_at > clock_timestamp() - interval '1 second') + interval '1 microsecond'))
+      * 1000000)::bigint::text AS at`,
 )
 
-/** Which of the names `$2` are tags of the tenant. */
 /**
  * The tags of the items that exist, held until the batch commits (FOR KEY SHARE): the batch's creates skip the
  * trigger that checks tags, so a tag cannot be deleted between this check and the rows that carry it.
