@@ -1,13 +1,14 @@
 // How an instance shares its batch writers out, and what lets one tenant's batches write at once: a tenant alone
 // takes every writer's place, a place that frees goes to the tenant writing least, and two batches of one tenant
 // whose clocks read the same instant still give their contacts distinct createdAt, each in one INSERT, without
-// waiting for the other (on PostgreSQL, where two transactions run at once).
+// waiting for the other; and batches of one tenant naming the same emails, sent all at once, each answer 200 and
+// leave one contact per email (on PostgreSQL, where transactions run at once).
 import t from 'tap'
 import { BatchAdmission } from '../../src/contacts/batch/admission.ts'
 import { BatchRepository } from '../../src/contacts/batch/repository.ts'
 import { batchSql } from '../../src/contacts/batch/sql.ts'
 import type { Query } from '../../src/db/database.ts'
-import { build, createTenantWithKey } from '../helper.ts'
+import { build, createTenantWithKey, request } from '../helper.ts'
 
 /** A batch's work that ends when `finish` is called, recording when it started. */
 function heldWork(started: string[], name: string) {
@@ -54,6 +55,29 @@ t.test("a tenant alone takes every writer's place; a place that frees goes to th
   for (const held of a) held.finish()
   t.same(await Promise.all([...answers, answerB]), ['a1', 'a2', 'a3', 'a4', 'b1'], 'each batch answers its own')
   t.equal(admission.writingFor('A') + admission.writingFor('B'), 0, 'no place is left taken')
+})
+
+t.test("a tenant's batches naming the same contacts take turns; the others write at once", async (t) => {
+  const admission = new BatchAdmission({ budgetBytes: 1e9, minimumBytes: 1, bodyLimit: 1e9, writers: 4 })
+  const started: string[] = []
+  const first = heldWork(started, 'x,y')
+  const same = heldWork(started, 'y,z')
+  const apart = heldWork(started, 'w')
+  const otherTenant = heldWork(started, 'other x')
+  const answers = [
+    admission.inTurn('A', first.work, new Set(['x', 'y'])),
+    admission.inTurn('A', same.work, new Set(['y', 'z'])),
+    admission.inTurn('A', apart.work, new Set(['w'])),
+    admission.inTurn('B', otherTenant.work, new Set(['x'])),
+  ]
+  await settle()
+  t.same(started, ['x,y', 'w', 'other x'], 'the batch naming y again waits; the others write at once')
+  first.finish()
+  await answers[0]
+  await settle()
+  t.same(started, ['x,y', 'w', 'other x', 'y,z'], 'it writes once the earlier one naming y has ended')
+  for (const held of [same, apart, otherTenant]) held.finish()
+  await Promise.all(answers)
 })
 
 t.test('a batch whose work fails gives its place back', async (t) => {
@@ -119,6 +143,63 @@ if (process.env.TEST_DATABASE_URL) {
         ),
       )
       t.equal(stored?.instants, 601, 'every contact has an instant of its own')
+    },
+  )
+
+  t.test(
+    "a tenant's batches naming the same emails, all at once, each answered 200, one contact per email",
+    async (t) => {
+      const { app } = await build(t, { RATE_LIMIT_MAX: '1000000', BATCH_CONCURRENCY: '6', DATABASE_POOL_SIZE: '8' })
+      const { tenantId, key } = await createTenantWithKey(app)
+      // Eight batches of 200 items over 300 addresses, each in an order of its own: their creates, updates and second
+      // rounds cross, and PostgreSQL may roll one back to break a circle of waits (it then runs again).
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, b) =>
+          request(app, key, {
+            method: 'POST',
+            url: '/api/v1/contacts/batch',
+            payload: {
+              contacts: Array.from({ length: 200 }, (_, i) => ({
+                email: `p.${(i * 7 + b * 37) % 300}@example.it`,
+                firstName: `N${b}`,
+              })),
+            },
+          }),
+        ),
+      )
+      t.same(
+        answers.map((answer) => answer.statusCode),
+        Array(8).fill(200),
+        answers.find((answer) => answer.statusCode !== 200)?.body ?? 'every batch answered 200',
+      )
+      const outcomes = answers.flatMap((answer) =>
+        answer.json().results.map((result: { status: number }) => result.status),
+      )
+      t.ok(
+        outcomes.every((status: number) => status === 200 || status === 201),
+        'every item created or updated',
+      )
+      const [stored] = await app.db.transaction((query) =>
+        query<{ contacts: number; created: number }>(
+          'batch_turns_overlap',
+          `SELECT (SELECT count(*)::int FROM contacts WHERE tenant_id = $1) AS contacts,
+          (SELECT count(*)::int FROM events WHERE tenant_id = $1 AND type = 'contact.created') AS created`,
+          [tenantId],
+        ),
+      )
+      const addresses = new Set(
+        Array.from({ length: 8 }, (_, b) => Array.from({ length: 200 }, (_, i) => (i * 7 + b * 37) % 300)).flat(),
+      )
+      t.same(
+        stored,
+        { contacts: addresses.size, created: addresses.size },
+        'one contact and one created event per email',
+      )
+      t.equal(
+        outcomes.filter((status: number) => status === 201).length,
+        addresses.size,
+        'each email answered 201 once',
+      )
     },
   )
 }

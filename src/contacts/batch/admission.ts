@@ -31,6 +31,18 @@ interface Waiting {
   start: () => void
 }
 
+/** A batch in turn or writing, with the contacts it names, and its end (whatever its outcome). */
+interface Named {
+  names: ReadonlySet<string>
+  ended: Promise<void>
+}
+
+function shareAName(some: ReadonlySet<string>, others: ReadonlySet<string>): boolean {
+  const [smaller, larger] = some.size <= others.size ? [some, others] : [others, some]
+  for (const name of smaller) if (larger.has(name)) return true
+  return false
+}
+
 /** How much of an estimate of a batch's duration is the latest one (a moving average). */
 const LATEST_WEIGHT = 0.3
 
@@ -39,6 +51,8 @@ export class BatchAdmission {
   private readonly heldByTenant = new Map<string, number>()
   private writing = 0
   private readonly writingByTenant = new Map<string, number>()
+  /** Per tenant, its batches given to inTurn and not ended, in the order they came. */
+  private readonly namedByTenant = new Map<string, Named[]>()
   /** Batches waiting for a writer's place, in the order they came. */
   private readonly waiting: Waiting[] = []
   /** How long a batch has recently been held, in seconds. */
@@ -75,17 +89,28 @@ export class BatchAdmission {
   }
 
   /**
-   * Runs `work` once a writer's place is free: no more than `writers` batches write at once. A tenant alone may
-   * take every place (its batches of different contacts do not wait for each other in the database); a place that
-   * frees goes to the batch waiting whose tenant writes fewest at that moment, the earliest among equals, so that
-   * another tenant's batch waits for one batch to end at most, not for the queue of a tenant importing.
+   * Runs `work` once the tenant's earlier batches that name any of the same contacts (`names`: the items' email
+   * keys) have ended, and a writer's place is free: no more than `writers` batches write at once. Batches of a
+   * tenant naming different contacts write at once (they do not wait for each other in the database); those naming
+   * the same ones take turns here, in the order they came, rather than in the database, where their second rounds
+   * could wait on each other in a circle. A place that frees goes to the batch waiting whose tenant writes fewest at
+   * that moment, the earliest among equals, so that another tenant's batch waits for one batch to end at most, not
+   * for the queue of a tenant importing.
    */
-  inTurn<T>(tenantId: string, work: () => Promise<T>): Promise<T> {
-    const started = new Promise<void>((start) => {
-      this.waiting.push({ tenantId, start })
-      this.startWaiting()
-    })
-    return started.then(async () => {
+  inTurn<T>(tenantId: string, work: () => Promise<T>, names: ReadonlySet<string> = new Set()): Promise<T> {
+    const others = this.namedByTenant.get(tenantId) ?? []
+    const before = others.filter((other) => shareAName(other.names, names)).map((other) => other.ended)
+    let end = () => {}
+    const mine: Named = { names, ended: new Promise<void>((resolve) => (end = resolve)) }
+    this.namedByTenant.set(tenantId, [...others, mine])
+    const started = Promise.all(before).then(
+      () =>
+        new Promise<void>((start) => {
+          this.waiting.push({ tenantId, start })
+          this.startWaiting()
+        }),
+    )
+    const done = started.then(async () => {
       try {
         return await work()
       } finally {
@@ -95,6 +120,12 @@ export class BatchAdmission {
         else this.writingByTenant.delete(tenantId)
         this.startWaiting()
       }
+    })
+    return done.finally(() => {
+      const left = (this.namedByTenant.get(tenantId) ?? []).filter((other) => other !== mine)
+      if (left.length > 0) this.namedByTenant.set(tenantId, left)
+      else this.namedByTenant.delete(tenantId)
+      end()
     })
   }
 

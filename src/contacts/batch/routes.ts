@@ -47,27 +47,42 @@ const batch: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     async (request, reply) => {
       // Batches of two instances that race on the same emails can deadlock (an item whose create lost the race
-      // is locked in a second round, out of the emails' order): the victim rolled back whole and runs again.
-      const run = fastify.batchAdmission.inTurn(tenantOf(request), () =>
-        retryOnDeadlock(() =>
-          answerOnce(
-            request,
-            reply,
-            async (query?: Query) => {
-              const response = await fastify.batches.upsert(tenantOf(request), request.body.contacts, query)
-              return {
-                status: 200,
-                headers: {},
-                body: String(reply.serializeInput(response, '200', 'application/json')),
-              }
-            },
-            BATCH_ANSWER_BYTES,
+      // is locked in a second round, out of the emails' order): the victim rolled back whole and runs again. On
+      // one instance, a tenant's batches naming the same emails take turns (inTurn).
+      const run = fastify.batchAdmission.inTurn(
+        tenantOf(request),
+        () =>
+          retryOnDeadlock(() =>
+            answerOnce(
+              request,
+              reply,
+              async (query?: Query) => {
+                const response = await fastify.batches.upsert(tenantOf(request), request.body.contacts, query)
+                return {
+                  status: 200,
+                  headers: {},
+                  body: String(reply.serializeInput(response, '200', 'application/json')),
+                }
+              },
+              BATCH_ANSWER_BYTES,
+            ),
           ),
-        ),
+        emailKeysOf(request.body.contacts),
       )
       return tickets.get(request)?.during(run) ?? run
     },
   )
+}
+
+/** The email keys (lower-cased) of the items that give an email, valid or not: the contacts a batch may write. */
+function emailKeysOf(items: readonly unknown[]): Set<string> {
+  const keys = new Set<string>()
+  for (const item of items) {
+    if (typeof item === 'object' && item !== null && 'email' in item && typeof item.email === 'string') {
+      keys.add(item.email.toLowerCase())
+    }
+  }
+  return keys
 }
 
 export default batch
