@@ -114,11 +114,7 @@ export class BatchAdmission {
       try {
         return await work()
       } finally {
-        this.writing--
-        const writes = (this.writingByTenant.get(tenantId) ?? 1) - 1
-        if (writes > 0) this.writingByTenant.set(tenantId, writes)
-        else this.writingByTenant.delete(tenantId)
-        this.startWaiting()
+        this.leave(tenantId)
       }
     })
     return done.finally(() => {
@@ -132,6 +128,15 @@ export class BatchAdmission {
   /** Batches writing now, per tenant (for tests). */
   writingFor(tenantId: string): number {
     return this.writingByTenant.get(tenantId) ?? 0
+  }
+
+  /** Gives back the tenant's writer's place, to the batch waiting that startWaiting picks. */
+  private leave(tenantId: string): void {
+    this.writing--
+    const writes = (this.writingByTenant.get(tenantId) ?? 1) - 1
+    if (writes > 0) this.writingByTenant.set(tenantId, writes)
+    else this.writingByTenant.delete(tenantId)
+    this.startWaiting()
   }
 
   private startWaiting(): void {
