@@ -26,17 +26,22 @@ export const HORIZON = `COALESCE((SELECT min(x::text::bigint) FROM pg_snapshot_x
   pg_snapshot_xmax(pg_current_snapshot())::text::bigint)`
 
 /**
- * Events (`events e`) as the feed and webhooks show them, select list and FROM: position, id, type, time, and the
- * contact made a `contacts` record again and read with GET's select list, as JSON; an erased contact's events hold
- * no contact, and show its id alone, with `erased: true` (ErasedContact).
+ * Events as the feed and webhooks show them, select list and FROM, over the events that `pick` (a WHERE, and an
+ * ORDER BY and LIMIT if any, over `events e`) chooses: position, id, type, time, and the contact made a `contacts`
+ * record again and read with GET's select list, as JSON; an erased contact's events hold no contact, and show its
+ * id alone, with `erased: true` (ErasedContact). The events are chosen in a subquery of their own, so that the JSON
+ * is built for the rows kept alone: in one level, a plan that sorts (chosen when the table's statistics are older
+ * than a large import) builds it for every event after the position before its LIMIT keeps a page of them.
  */
-export const EVENT_ROWS = `e.xid::text AS xid, e.n::text AS n, e.id, e.type,
+export function eventRows(pick: string): string {
+  return `e.xid::text AS xid, e.n::text AS n, e.id, e.type,
         ${isoUtc('e.occurred_at')} AS "occurredAt",
         CASE WHEN e.contact IS NULL THEN json_build_object('id', e.contact_id, 'erased', true)
           ELSE (SELECT row_to_json(x) FROM (SELECT ${selectContact('c')}) x) END AS data
-      FROM events e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c`
+      FROM (SELECT * FROM events e ${pick}) e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c`
+}
 
-/** The columns EVENT_ROWS selects, each null in a row that an outer join left without an event. */
+/** The columns eventRows selects, each null in a row that an outer join left without an event. */
 export interface EventColumns {
   xid: string | null
   n: string | null
@@ -70,11 +75,10 @@ export function pageStatement(rows: number, filtered: boolean): { name: string; 
       ORDER BY e.xid DESC, e.n DESC LIMIT 1) h ON true
     LEFT JOIN event_feeds f ON f.tenant_id = $1
     LEFT JOIN LATERAL (
-      SELECT ${EVENT_ROWS}
-      WHERE e.tenant_id = $1 AND (e.xid, e.n) > ($2::bigint, $3::bigint) AND e.xid < s.horizon${
+      SELECT ${eventRows(`WHERE e.tenant_id = $1 AND (e.xid, e.n) > ($2::bigint, $3::bigint) AND e.xid < s.horizon${
         filtered ? ' AND e.type = ANY($4::text[]::event_type[])' : ''
       }
-      ORDER BY e.xid, e.n LIMIT ${rows}) p ON true
+        ORDER BY e.xid, e.n LIMIT ${rows}`)}) p ON true
     ORDER BY p.xid::bigint NULLS FIRST, p.n::bigint`
     statement = { name: statementName('events_page', sql), sql }
     shapes.set(shape, statement)

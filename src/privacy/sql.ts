@@ -3,7 +3,7 @@
 // DELETE, INSERT … VALUES), the export one SELECT.
 import { selectContact } from '../contacts/sql.js'
 import { isoUtc } from '../db/iso-time.js'
-import { EVENT_ROWS } from '../events/sql.js'
+import { eventRows } from '../events/sql.js'
 
 /**
  * The tables whose rows hold contacts' data (their fields, in the row or in a copy of it): where an erasure leaves
@@ -46,7 +46,7 @@ export const EXPORT_SQL = `SELECT ${isoUtc('statement_timestamp()')} AS "exporte
     (SELECT row_to_json(x) FROM (SELECT ${selectContact('c')}) x) AS contact,
     COALESCE((SELECT json_agg(json_build_object('id', v.id, 'type', v.type, 'occurredAt', v."occurredAt",
         'data', v.data) ORDER BY v.xid::bigint, v.n::bigint)
-      FROM (SELECT ${EVENT_ROWS} WHERE e.tenant_id = $1 AND e.contact_id = $2) v), '[]') AS events,
+      FROM (SELECT ${eventRows('WHERE e.tenant_id = $1 AND e.contact_id = $2')}) v), '[]') AS events,
     COALESCE((SELECT json_agg(json_build_object('webhookId', a.webhook_id, 'receiver', w.url, 'eventId', a.event_id,
         'attempt', a.attempt, 'at', ${isoUtc('a.at')}, 'status', a.status, 'outcome', a.outcome)
         ORDER BY a.at, a.event_id, a.attempt)

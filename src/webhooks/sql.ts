@@ -2,7 +2,7 @@
 // (src/webhooks/deliverer.ts): each webhook follows its tenant's event feed from a position of its own, and an
 // event it failed to take waits in delivery_retries. Every statement on a tenant's rows names the tenant.
 import { isoUtc, isoUtcReturned } from '../db/iso-time.js'
-import { EVENT_ROWS, HORIZON } from '../events/sql.js'
+import { eventRows, HORIZON } from '../events/sql.js'
 
 /** A Webhook, as the API shows it (never its secret), its timestamp formatted by `timestamp`. */
 const webhookColumns = (timestamp: (expression: string) => string) => `w.id, w.url, w.events::text[] AS events,
@@ -45,13 +45,13 @@ export const LOOK_SQL = `SELECT k.xid::text AS "cursorXid", k.n::text AS "cursor
     p.retry, p."retryEventId", p.attempts, p.xid, p.n, p.id, p.type, p."occurredAt", p.data
   FROM webhook_cursors k
   LEFT JOIN LATERAL (
-    (SELECT false AS retry, NULL::uuid AS "retryEventId", 0 AS attempts, ${EVENT_ROWS}
-      WHERE e.tenant_id = $1 AND (e.xid, e.n) > (k.xid, k.n) AND e.xid < ${HORIZON}
-        AND e.type = ANY($3::text[]::event_type[])
-      ORDER BY e.xid, e.n LIMIT $4)
+    (SELECT false AS retry, NULL::uuid AS "retryEventId", 0 AS attempts, ${eventRows(`WHERE e.tenant_id = $1
+        AND (e.xid, e.n) > (k.xid, k.n) AND e.xid < ${HORIZON} AND e.type = ANY($3::text[]::event_type[])
+        ORDER BY e.xid, e.n LIMIT $4`)}
+      ORDER BY e.xid, e.n)
     UNION ALL
     (SELECT true, r.event_id, r.attempts, x.* FROM delivery_retries r
-      LEFT JOIN LATERAL (SELECT ${EVENT_ROWS} WHERE e.tenant_id = $1 AND e.id = r.event_id) x ON true
+      LEFT JOIN LATERAL (SELECT ${eventRows('WHERE e.tenant_id = $1 AND e.id = r.event_id')}) x ON true
       WHERE r.tenant_id = $1 AND r.webhook_id = $2 AND r.next_attempt_at <= now()
       ORDER BY r.next_attempt_at LIMIT $5)
   ) p ON true
