@@ -41,6 +41,12 @@ export const EventSchema = Type.Object(
 )
 export type Event = Static<typeof EventSchema>
 
+/**
+ * How many events a page filtered by type reads at most: the events of other types are read to be left out, and
+ * a tenant can hold a million of them after its position (an import, followed for its updates).
+ */
+export const FEED_WINDOW = 10_000
+
 export const EventPageSchema = Type.Object(
   {
     data: Type.Array(Type.Ref(EventSchema), { description: 'Eventi dal più vecchio' }),
@@ -49,7 +55,9 @@ export const EventPageSchema = Type.Object(
       description: 'Posizione da passare come `after` per continuare; mai null: senza eventi nuovi è quella inviata',
       examples: ['1042'],
     }),
-    hasMore: Type.Boolean({ description: 'true se dopo `next` ci sono già altri eventi da leggere' }),
+    hasMore: Type.Boolean({
+      description: `true se dopo \`next\` ci sono già altri eventi da leggere; con \`type\`, una pagina legge al più ${new Intl.NumberFormat('it-IT').format(FEED_WINDOW)} eventi e può tornare con meno di \`limit\` eventi, anche nessuno, e \`hasMore\` true`,
+    }),
   },
   {
     $id: 'EventPage',

@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import type { Database } from '../db/database.js'
 import { schedulePurge, tenantsInTurn } from '../db/housekeeping.js'
 import { errors } from '../errors/catalogue.js'
-import type { Event, EventListQuery, EventPage } from './model.js'
+import { type Event, type EventListQuery, type EventPage, FEED_WINDOW } from './model.js'
 import {
   comparePositions,
   decodePosition,
@@ -20,6 +20,8 @@ import { type EventColumns, FIRST_KEPT_SQL, PURGE_SQL, PURGED_SQL, pageStatement
 interface PageRow extends EventColumns {
   endXid: string | null
   endN: string | null
+  windowXid: string | null
+  windowN: string | null
   purgedXid: string | null
   purgedN: string | null
 }
@@ -34,6 +36,8 @@ export class EventRepository {
   constructor(
     private readonly db: Database,
     private readonly retentionDays: number,
+    /** How many events a page filtered by type reads at most. */
+    private readonly window = FEED_WINDOW,
   ) {}
 
   /**
@@ -45,8 +49,8 @@ export class EventRepository {
     after: Position,
     limit: number,
     types?: readonly Event['type'][],
-  ): Promise<{ events: PositionedEvent[]; end: Position; purged: Position }> {
-    const statement = pageStatement(limit, types !== undefined)
+  ): Promise<{ events: PositionedEvent[]; end: Position; purged: Position; windowEnd: Position | null }> {
+    const statement = pageStatement(limit, types !== undefined, this.window)
     const params = [tenantId, after.xid.toString(), after.n.toString(), ...(types !== undefined ? [types] : [])]
     const rows = await this.db.query<PageRow>(statement.name, statement.sql, params)
     const first = rows[0]
@@ -66,7 +70,7 @@ export class EventRepository {
         position,
       })
     }
-    return { events, end, purged }
+    return { events, end, purged, windowEnd: positionOf(first?.windowXid ?? null, first?.windowN ?? null) }
   }
 
   /**
@@ -78,17 +82,19 @@ export class EventRepository {
     const given = query.after === undefined || query.after === 'now' ? START : decodePosition(query.after)
     if (given.xid > LARGEST_XID) throw errors.unknownPosition()
     const types = query.type === undefined ? undefined : [query.type]
-    const { events, end, purged } = await this.read(tenantId, given, query.limit + 1, types)
+    const { events, end, purged, windowEnd } = await this.read(tenantId, given, query.limit + 1, types)
     if (query.after === 'now') return { data: [], next: encodePosition(end), hasMore: false }
     if (query.after !== undefined) {
       if (comparePositions(given, end) > 0) throw errors.unknownPosition()
       if (comparePositions(given, purged) < 0) throw errors.cursorExpired(this.retentionDays)
     }
     const page = events.slice(0, query.limit)
-    const hasMore = events.length > query.limit
-    // Without more, the reader is at the end of what is final, past any events the type filter left out.
     const last = page.at(-1)
-    const next = hasMore && last ? last.position : end
+    // More than a page: the next starts after its last event. Otherwise a filter found the page's events (or none)
+    // among those it read: the next starts after the last it read (the end when it read to the end). Unfiltered,
+    // the reader is at the end of what is final.
+    const next = events.length > query.limit && last ? last.position : (windowEnd ?? end)
+    const hasMore = comparePositions(next, end) < 0
     return {
       data: page.map(({ id, type, occurredAt, data }) => ({ id, type, occurredAt, data })),
       next: encodePosition(next),

@@ -8,7 +8,7 @@
 import { selectContact } from '../contacts/sql.js'
 import { isoUtc } from '../db/iso-time.js'
 import { statementName } from '../db/statement-name.js'
-import type { Event } from './model.js'
+import { type Event, FEED_WINDOW } from './model.js'
 
 /**
  * Below this transaction id, every transaction of this database has ended: the oldest one still running in it
@@ -59,24 +59,44 @@ export const END_SQL = `SELECT e.xid::text AS xid, e.n::text AS n FROM events e
 const shapes = new Map<string, { name: string; sql: string }>()
 
 /**
+ * The position of the last of the (up to) `window` final events after `after` (SQL of a row of xid and n), below
+ * `horizon`: where a scan for some types stops in one statement. No row when no event follows.
+ */
+export function windowEnd(after: string, horizon: string, window: number): string {
+  return `SELECT w.xid, w.n FROM (SELECT e.xid, e.n FROM events e
+        WHERE e.tenant_id = $1 AND (e.xid, e.n) > ${after} AND e.xid < ${horizon} ORDER BY e.xid, e.n LIMIT ${window}) w
+      ORDER BY w.xid DESC, w.n DESC LIMIT 1`
+}
+
+/**
  * The feed's end (the last final event's position, null without one), what the retention purged (null if
  * nothing), and up to `rows` final events after ($2, $3), oldest first: always one row at least, with null event
- * columns when there is no event. `filter`: the events' types, `$4`, an array.
+ * columns when there is no event. `filtered`: only events of the types `$4` (an array), among the next `window`
+ * events at most, the last of which is at `windowXid`, `windowN` (null when no event follows).
  */
-export function pageStatement(rows: number, filtered: boolean): { name: string; sql: string } {
-  const shape = `${rows}:${filtered}`
+export function pageStatement(rows: number, filtered: boolean, window = FEED_WINDOW): { name: string; sql: string } {
+  const shape = `${rows}:${filtered}:${window}`
   let statement = shapes.get(shape)
   if (!statement) {
     const sql = `SELECT h.xid::text AS "endXid", h.n::text AS "endN",
       f.purged_xid::text AS "purgedXid", f.purged_n::text AS "purgedN",
+      ${filtered ? 'b.xid::text AS "windowXid", b.n::text AS "windowN"' : 'NULL AS "windowXid", NULL AS "windowN"'},
       p.xid, p.n, p.id, p.type, p."occurredAt", p.data
     FROM (SELECT ${HORIZON} AS horizon) s
     LEFT JOIN LATERAL (SELECT e.xid, e.n FROM events e WHERE e.tenant_id = $1 AND e.xid < s.horizon
       ORDER BY e.xid DESC, e.n DESC LIMIT 1) h ON true
-    LEFT JOIN event_feeds f ON f.tenant_id = $1
+    LEFT JOIN event_feeds f ON f.tenant_id = $1${
+      filtered
+        ? `
+    LEFT JOIN LATERAL (${windowEnd('($2::bigint, $3::bigint)', 's.horizon', window)}) b ON true`
+        : ''
+    }
     LEFT JOIN LATERAL (
       SELECT ${eventRows(`WHERE e.tenant_id = $1 AND (e.xid, e.n) > ($2::bigint, $3::bigint) AND e.xid < s.horizon${
-        filtered ? ' AND e.type = ANY($4::text[]::event_type[])' : ''
+        filtered
+          ? `
+          AND (b.xid IS NULL OR (e.xid, e.n) <= (b.xid, b.n)) AND e.type = ANY($4::text[]::event_type[])`
+          : ''
       }
         ORDER BY e.xid, e.n LIMIT ${rows}`)}) p ON true
     ORDER BY p.xid::bigint NULLS FIRST, p.n::bigint`

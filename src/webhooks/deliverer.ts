@@ -22,6 +22,7 @@ import {
   RELEASE_SQL,
   RETRIES_DONE_SQL,
   RETRY_SQL,
+  SKIP_SQL,
 } from './sql.js'
 import type { Send, Sent } from './transport.js'
 
@@ -37,6 +38,8 @@ interface LookRow extends EventColumns {
   cursorXid: string
   cursorN: string
   leased: boolean
+  windowXid: string | null
+  windowN: string | null
   retry: boolean | null
   retryEventId: string | null
   attempts: number | null
@@ -203,7 +206,14 @@ export class Deliverer {
     const head = rows[0]
     if (head === undefined || head.leased) return false
     const tasks = rows.flatMap((row): Task[] => (row.retry === null ? [] : [taskOf(row)]))
-    if (tasks.length === 0) return false
+    if (tasks.length === 0) {
+      // Only events of other types follow, up to the window's end: the webhook moves past them, and is looked at
+      // again at once.
+      if (head.windowXid === null || head.windowN === null) return false
+      const skip = [...ids, head.cursorXid, head.cursorN, head.windowXid, head.windowN]
+      await db.query('deliveries_skip', SKIP_SQL, skip)
+      return true
+    }
     const leaseId = randomUUID()
     const leased = await db.query('deliveries_lease', LEASE_SQL, [
       ...ids,

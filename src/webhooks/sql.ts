@@ -2,7 +2,7 @@
 // (src/webhooks/deliverer.ts): each webhook follows its tenant's event feed from a position of its own, and an
 // event it failed to take waits in delivery_retries. Every statement on a tenant's rows names the tenant.
 import { isoUtc, isoUtcReturned } from '../db/iso-time.js'
-import { eventRows, HORIZON } from '../events/sql.js'
+import { eventRows, HORIZON, windowEnd } from '../events/sql.js'
 
 /** A Webhook, as the API shows it (never its secret), its timestamp formatted by `timestamp`. */
 const webhookColumns = (timestamp: (expression: string) => string) => `w.id, w.url, w.events::text[] AS events,
@@ -35,18 +35,26 @@ export const DELIVERIES_SQL = `SELECT a.event_id AS "eventId", a.attempt, a.stat
  */
 export const DIRECTORY_SQL = `SELECT tenant_id AS "tenantId", id, url, events::text[] AS events, secret FROM webhooks`
 
+/** How many events one look at a webhook reads at most, its types or not. */
+export const LOOK_WINDOW = 1000
+
 /**
  * What a webhook ($1 tenant, $2 webhook) has to do, without taking it: its position and whether another instance
- * holds it, then up to $4 final events after its position of the types $3, and up to $5 of its retries due now,
- * with their events (null data when the event is no longer kept). Always one row at least (the position's).
+ * holds it, the position of the last of the next LOOK_WINDOW final events (null when none follows), then up to $4
+ * events of the types $3 among those, and up to $5 of its retries due now, with their events (null data when the
+ * event is no longer kept). Always one row at least (the position's).
  */
 export const LOOK_SQL = `SELECT k.xid::text AS "cursorXid", k.n::text AS "cursorN",
     (k.leased_until IS NOT NULL AND k.leased_until >= now()) AS leased,
+    b.xid::text AS "windowXid", b.n::text AS "windowN",
     p.retry, p."retryEventId", p.attempts, p.xid, p.n, p.id, p.type, p."occurredAt", p.data
   FROM webhook_cursors k
+  CROSS JOIN (SELECT ${HORIZON} AS horizon) s
+  LEFT JOIN LATERAL (${windowEnd('(k.xid, k.n)', 's.horizon', LOOK_WINDOW)}) b ON true
   LEFT JOIN LATERAL (
     (SELECT false AS retry, NULL::uuid AS "retryEventId", 0 AS attempts, ${eventRows(`WHERE e.tenant_id = $1
-        AND (e.xid, e.n) > (k.xid, k.n) AND e.xid < ${HORIZON} AND e.type = ANY($3::text[]::event_type[])
+        AND (e.xid, e.n) > (k.xid, k.n) AND e.xid < s.horizon AND (b.xid IS NULL OR (e.xid, e.n) <= (b.xid, b.n))
+        AND e.type = ANY($3::text[]::event_type[])
         ORDER BY e.xid, e.n LIMIT $4`)}
       ORDER BY e.xid, e.n)
     UNION ALL
@@ -56,6 +64,14 @@ export const LOOK_SQL = `SELECT k.xid::text AS "cursorXid", k.n::text AS "cursor
       ORDER BY r.next_attempt_at LIMIT $5)
   ) p ON true
   WHERE k.tenant_id = $1 AND k.webhook_id = $2`
+
+/**
+ * Moves the webhook past events none of which is of its types, to ($5, $6), if no instance holds it and its
+ * position is still the one looked at ($3, $4).
+ */
+export const SKIP_SQL = `UPDATE webhook_cursors SET xid = $5::bigint, n = $6::bigint
+  WHERE tenant_id = $1 AND webhook_id = $2 AND xid = $3::bigint AND n = $4::bigint
+    AND (leased_until IS NULL OR leased_until < now())`
 
 /**
  * Takes the webhook for this instance until `$5` seconds from now, if no other instance holds it and its

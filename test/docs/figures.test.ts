@@ -1,11 +1,14 @@
 // Figures the docs write that derive from code are checked against it: the webhook retries (the default of
-// WEBHOOKS_RETRY_SCHEDULE), the batch import's body limit (BATCH_BODY_LIMIT), the Prisma models listed. A change
-// of the code fails here until the sentences follow it.
+// WEBHOOKS_RETRY_SCHEDULE), the batch import's body limit (BATCH_BODY_LIMIT), the Prisma models listed, the
+// windows of the feed and the webhooks. A change of
+// the code fails here until the sentences follow it.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { ConfigSchema } from '../../src/config/config.ts'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
+import { FEED_WINDOW } from '../../src/events/model.ts'
+import { LOOK_WINDOW } from '../../src/webhooks/sql.ts'
 
 const read = (path: string) => readFileSync(path, 'utf8')
 
@@ -63,4 +66,11 @@ t.test('docs/contributing.md names every Prisma model, and only those', async (t
   const named = [...sentence.matchAll(/`(\w+)`/g)].map((match) => match[1]).sort()
   t.ok(models.length > 0, 'the schema has models')
   t.same(named, models)
+})
+
+t.test('the windows a follower of some event types reads are FEED_WINDOW and LOOK_WINDOW', async (t) => {
+  const text = read('docs/api-events-webhooks.md').replace(/\s+/g, ' ')
+  const figure = (n: number) => n.toLocaleString('en-US')
+  t.ok(text.includes(`With \`type\`, a page reads ${figure(FEED_WINDOW)} events at most`), 'the feed’s window')
+  t.ok(text.includes(`A look reads ${figure(LOOK_WINDOW)} events at most`), 'the webhooks’ window')
 })

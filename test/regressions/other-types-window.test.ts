@@ -1,0 +1,142 @@
+// Regression: a follower of some event types read every event of the other types after its position, again and
+// again. Found by: reading the webhooks' look while fixing the feed page's plan (issue #30).
+// How it showed: a webhook of `contact.updated` alone, in a tenant that had imported contacts since, never moved
+// (only a delivery moves a webhook): every look, once a second, read every `contact.created` after it, a million
+// after a large import. A feed page filtered by type read as far as it had to for `limit` events, to the end.
+// Fix: a look reads LOOK_WINDOW events at most and, finding none of its types, moves the webhook past them; a
+// filtered page reads FEED_WINDOW at most and answers the events it found, possibly none, with `next` at the end
+// of what it read and `hasMore` true.
+import { createServer } from 'node:http'
+import t from 'tap'
+import { EventRepository } from '../../src/events/repository.ts'
+import { LOOK_WINDOW } from '../../src/webhooks/sql.ts'
+import { LIST } from '../fuzz/support.ts'
+import { addKey, build, createTenantWithKey, request } from '../helper.ts'
+
+const FEED = '/api/v1/events'
+
+async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+t.test('a webhook moves past a window of events of other types, then delivers its own', async (t) => {
+  const received: string[] = []
+  const server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      received.push(String(req.headers['webhook-id']))
+      res.writeHead(204).end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => server.close(resolve)))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+
+  const { app } = await build(t, {
+    WEBHOOKS_ENABLED: 'true',
+    WEBHOOKS_ALLOW_INSECURE: 'true',
+    WEBHOOKS_TIMEOUT_MS: '2000',
+    RATE_LIMIT_MAX: '100000',
+  })
+  const { key, tenantId } = await createTenantWithKey(app)
+  const admin = await addKey(app, tenantId, 'admin', ['webhooks:manage', 'contacts:read'])
+  const hook = await request(app, admin, {
+    method: 'POST',
+    url: '/api/v1/webhooks',
+    payload: { url: `http://127.0.0.1:${port}/hook`, events: ['contact.updated'] },
+  })
+  t.equal(hook.statusCode, 201, 'the webhook is registered')
+  const webhookId = hook.json().id as string
+
+  const created = LOOK_WINDOW * 2 + 10
+  for (let from = 0; from < created; from += 1000) {
+    const contacts = Array.from({ length: Math.min(1000, created - from) }, (_, i) => ({
+      email: `creato.${from + i}@example.it`,
+    }))
+    const batch = await request(app, key, { method: 'POST', url: `${LIST}/batch`, payload: { contacts } })
+    t.equal(batch.statusCode, 200, 'a batch of creations')
+  }
+  const end = (await request(app, key, { method: 'GET', url: `${FEED}?after=now` })).json().next as string
+  const position = async () => {
+    const rows = await app.db.query<{ xid: string; n: string }>(
+      '',
+      'SELECT xid::text AS xid, n::text AS n FROM webhook_cursors WHERE tenant_id = $1 AND webhook_id = $2',
+      [tenantId, webhookId],
+    )
+    const row = rows[0]
+    return row ? `${row.xid}/${row.n}` : ''
+  }
+  const startedAt = await position()
+  // The feed's end as a position row: the last event's.
+  const last = await app.db.query<{ xid: string; n: string }>(
+    '',
+    'SELECT e.xid::text AS xid, e.n::text AS n FROM events e WHERE e.tenant_id = $1 ORDER BY e.xid DESC, e.n DESC LIMIT 1',
+    [tenantId],
+  )
+  const lastPosition = `${last[0]?.xid}/${last[0]?.n}`
+  t.ok(end !== '0', 'the feed has an end')
+  await until(async () => (await position()) === lastPosition, 'the webhook to move past the creations')
+  t.not(await position(), startedAt, 'it moved, though nothing was delivered')
+  t.same(received, [], 'and nothing was sent')
+
+  const first = (await request(app, key, { method: 'GET', url: `${LIST}?limit=1` })).json().data[0]
+  const patched = await request(app, key, {
+    method: 'PATCH',
+    url: `${LIST}/${first.id}`,
+    payload: { stage: 'customer' },
+  })
+  t.equal(patched.statusCode, 200)
+  const updates = (await request(app, key, { method: 'GET', url: `${FEED}?after=${end}` })).json().data
+  t.equal(updates.length, 1, 'one event after the creations')
+  await until(async () => received.length > 0, 'the update delivered')
+  t.same(received, [updates[0].id], 'the update, its own type, is delivered')
+})
+
+t.test('a page filtered by type reads a window at most, and the walk still finds every event once', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '100000' })
+  const { key, tenantId } = await createTenantWithKey(app)
+  const contacts = Array.from({ length: 23 }, (_, i) => ({ email: `finestra.${i}@example.it` }))
+  await request(app, key, { method: 'POST', url: `${LIST}/batch`, payload: { contacts } })
+  const list = (await request(app, key, { method: 'GET', url: `${LIST}?limit=100` })).json().data as { id: string }[]
+  for (const contact of [list[3], list[15]]) {
+    await request(app, key, { method: 'PATCH', url: `${LIST}/${contact?.id}`, payload: { stage: 'customer' } })
+  }
+  const all = (await request(app, key, { method: 'GET', url: `${FEED}?limit=200` })).json().data as {
+    id: string
+    type: string
+  }[]
+  t.equal(all.length, 25)
+  const updates = all.filter((event) => event.type === 'contact.updated').map((event) => event.id)
+
+  const WINDOW = 5
+  const events = new EventRepository(app.db, 30, WINDOW)
+  const found: string[] = []
+  const pages: number[] = []
+  let after: string | undefined
+  for (let round = 0; round < 50; round++) {
+    const page = await events.page(tenantId, { limit: 1, type: 'contact.updated', after })
+    found.push(...page.data.map((event) => event.id))
+    pages.push(page.data.length)
+    after = page.next
+    if (!page.hasMore) break
+  }
+  t.same(found, updates, 'every update once, in order')
+  t.ok(pages.includes(0), 'some pages hold no event, only the position past what they read')
+  t.ok(pages.length >= Math.ceil(25 / WINDOW), `${pages.length} pages for 25 events read ${WINDOW} at a time`)
+  const end = await events.page(tenantId, { limit: 100, after: 'now' })
+  t.equal(after, end.next, 'the walk ends at the feed’s end')
+
+  // The updates come after the 23 creations: a first page of updates holds none of them, and says more follow.
+  const first = await events.page(tenantId, { limit: 100, type: 'contact.updated' })
+  t.same(first.data, [])
+  t.equal(first.hasMore, true)
+  // Unfiltered: as before, up to `limit` events whatever their types.
+  const plain = await events.page(tenantId, { limit: 100 })
+  t.equal(plain.data.length, 25)
+  t.equal(plain.hasMore, false)
+})
