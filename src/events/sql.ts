@@ -95,7 +95,7 @@ export function pageStatement(rows: number, filtered: boolean, window = FEED_WIN
       SELECT ${eventRows(`WHERE e.tenant_id = $1 AND (e.xid, e.n) > ($2::bigint, $3::bigint) AND e.xid < s.horizon${
         filtered
           ? `
-          AND (b.xid IS NULL OR (e.xid, e.n) <= (b.xid, b.n)) AND e.type = ANY($4::text[]::event_type[])`
+          AND (e.xid, e.n) <= (b.xid, b.n) AND e.type = ANY($4::text[]::event_type[])`
           : ''
       }
         ORDER BY e.xid, e.n LIMIT ${rows}`)}) p ON true

@@ -53,7 +53,7 @@ export const LOOK_SQL = `SELECT k.xid::text AS "cursorXid", k.n::text AS "cursor
   LEFT JOIN LATERAL (${windowEnd('(k.xid, k.n)', 's.horizon', LOOK_WINDOW)}) b ON true
   LEFT JOIN LATERAL (
     (SELECT false AS retry, NULL::uuid AS "retryEventId", 0 AS attempts, ${eventRows(`WHERE e.tenant_id = $1
-        AND (e.xid, e.n) > (k.xid, k.n) AND e.xid < s.horizon AND (b.xid IS NULL OR (e.xid, e.n) <= (b.xid, b.n))
+        AND (e.xid, e.n) > (k.xid, k.n) AND e.xid < s.horizon AND (e.xid, e.n) <= (b.xid, b.n)
         AND e.type = ANY($3::text[]::event_type[])
         ORDER BY e.xid, e.n LIMIT $4`)}
       ORDER BY e.xid, e.n)

@@ -7,9 +7,12 @@
 // filtered page reads FEED_WINDOW at most and answers the events it found, possibly none, with `next` at the end
 // of what it read and `hasMore` true.
 import { createServer } from 'node:http'
+import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { EventRepository } from '../../src/events/repository.ts'
-import { LOOK_WINDOW } from '../../src/webhooks/sql.ts'
+import { pageStatement } from '../../src/events/sql.ts'
+import { LOOK_SQL, LOOK_WINDOW } from '../../src/webhooks/sql.ts'
+import { citusNodes } from '../database.ts'
 import { LIST } from '../fuzz/support.ts'
 import { addKey, build, createTenantWithKey, request } from '../helper.ts'
 
@@ -21,6 +24,36 @@ async function until(condition: () => Promise<boolean>, what: string, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
+}
+
+/**
+ * Runs `sql` where the planner reads events in the order of their index, as it does for a large table (for the few
+ * rows of a test, sorting them is cheaper): what is checked is that the SQL bounds that scan.
+ */
+async function inIndexOrder(app: FastifyInstance, sql: string, params: unknown[]): Promise<unknown[]> {
+  return app.db.transaction(async (query) => {
+    // On Citus the worker plans the statement: SET LOCAL goes there too with this setting.
+    if (citusNodes().length > 0) await query('', "SET LOCAL citus.propagate_set_commands = 'local'", [])
+    for (const plan of ['enable_seqscan', 'enable_bitmapscan', 'enable_sort'])
+      await query('', `SET LOCAL ${plan} = off`, [])
+    const rows = await query<{ 'QUERY PLAN': unknown }>('', sql, params)
+    return rows.map((row) => row['QUERY PLAN'])
+  })
+}
+
+/** Rows each scan of the events table read (kept and left out by its filter), in any node of `plan`. */
+function eventsRead(plan: unknown): number[] {
+  if (Array.isArray(plan)) return plan.flatMap(eventsRead)
+  if (typeof plan !== 'object' || plan === null) return []
+  const node = plan as Record<string, unknown>
+  const own =
+    typeof node['Relation Name'] === 'string' && node['Relation Name'].startsWith('events')
+      ? [
+          Number(node['Actual Rows'] ?? 0) * Number(node['Actual Loops'] ?? 1) +
+            Number(node['Rows Removed by Filter'] ?? 0),
+        ]
+      : []
+  return [...own, ...Object.values(node).flatMap(eventsRead)]
 }
 
 t.test('a webhook moves past a window of events of other types, then delivers its own', async (t) => {
@@ -61,6 +94,18 @@ t.test('a webhook moves past a window of events of other types, then delivers it
     const batch = await request(app, key, { method: 'POST', url: `${LIST}/batch`, payload: { contacts } })
     t.equal(batch.statusCode, 200, 'a batch of creations')
   }
+  const look = await inIndexOrder(app, `EXPLAIN (ANALYZE, FORMAT JSON) ${LOOK_SQL}`, [
+    tenantId,
+    webhookId,
+    ['contact.updated'],
+    32,
+    32,
+  ])
+  const reads = eventsRead(look)
+  t.ok(
+    reads.length > 0 && reads.every((read) => read <= LOOK_WINDOW),
+    `a look reads ${LOOK_WINDOW} events at most per scan: ${reads.join(', ')}`,
+  )
   const end = (await request(app, key, { method: 'GET', url: `${FEED}?after=now` })).json().next as string
   const position = async () => {
     const rows = await app.db.query<{ xid: string; n: string }>(
@@ -130,6 +175,17 @@ t.test('a page filtered by type reads a window at most, and the walk still finds
   t.ok(pages.length >= Math.ceil(25 / WINDOW), `${pages.length} pages for 25 events read ${WINDOW} at a time`)
   const end = await events.page(tenantId, { limit: 100, after: 'now' })
   t.equal(after, end.next, 'the walk ends at the feed’s end')
+
+  // What the filtered page reads of the events table, node by node (a Citus worker's included): the window at most.
+  const page = pageStatement(2, true, WINDOW)
+  const plan = await inIndexOrder(app, `EXPLAIN (ANALYZE, FORMAT JSON) ${page.sql}`, [
+    tenantId,
+    '0',
+    '0',
+    ['contact.updated'],
+  ])
+  const reads = eventsRead(plan)
+  t.ok(reads.length > 0 && reads.every((read) => read <= WINDOW), `rows read per scan of events: ${reads.join(', ')}`)
 
   // The updates come after the 23 creations: a first page of updates holds none of them, and says more follow.
   const first = await events.page(tenantId, { limit: 100, type: 'contact.updated' })
