@@ -27,18 +27,18 @@ export const HORIZON = `COALESCE((SELECT min(x::text::bigint) FROM pg_snapshot_x
 
 /**
  * Events as the feed and webhooks show them, select list and FROM, over the events that `pick` (a WHERE, and an
- * ORDER BY and LIMIT if any, over `events e`) chooses: position, id, type, time, and the contact made a `contacts`
+ * ORDER BY and LIMIT if any, over `source`, the events table by default) chooses: position, id, type, time, and the contact made a `contacts`
  * record again and read with GET's select list, as JSON; an erased contact's events hold no contact, and show its
  * id alone, with `erased: true` (ErasedContact). The events are chosen in a subquery of their own, so that the JSON
  * is built for the rows kept alone: in one level, a plan that sorts (chosen when the table's statistics are older
  * than a large import) builds it for every event after the position before its LIMIT keeps a page of them.
  */
-export function eventRows(pick: string): string {
+export function eventRows(pick: string, source = 'events e'): string {
   return `e.xid::text AS xid, e.n::text AS n, e.id, e.type,
         ${isoUtc('e.occurred_at')} AS "occurredAt",
         CASE WHEN e.contact IS NULL THEN json_build_object('id', e.contact_id, 'erased', true)
           ELSE (SELECT row_to_json(x) FROM (SELECT ${selectContact('c')}) x) END AS data
-      FROM (SELECT * FROM events e ${pick}) e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c`
+      FROM (SELECT * FROM ${source} ${pick}) e CROSS JOIN LATERAL jsonb_populate_record(NULL::contacts, e.contact) c`
 }
 
 /** The columns eventRows selects, each null in a row that an outer join left without an event. */
@@ -72,38 +72,59 @@ export function windowEnd(after: string, horizon: string, window: number): strin
  * The feed's end (the last final event's position, null without one), what the retention purged (null if
  * nothing), and up to `rows` final events after ($2, $3), oldest first: always one row at least, with null event
  * columns when there is no event. `filtered`: only events of the types `$4` (an array), among the next `window`
- * events at most, the last of which is at `windowXid`, `windowN` (null when no event follows).
+ * events at most; when fewer than `rows` are found, `windowXid`, `windowN` is the last event read (null when none
+ * follows), where the next page starts.
  */
 export function pageStatement(rows: number, filtered: boolean, window = FEED_WINDOW): { name: string; sql: string } {
   const shape = `${rows}:${filtered}:${window}`
   let statement = shapes.get(shape)
   if (!statement) {
-    const sql = `SELECT h.xid::text AS "endXid", h.n::text AS "endN",
-      f.purged_xid::text AS "purgedXid", f.purged_n::text AS "purgedN",
-      ${filtered ? 'b.xid::text AS "windowXid", b.n::text AS "windowN"' : 'NULL AS "windowXid", NULL AS "windowN"'},
-      p.xid, p.n, p.id, p.type, p."occurredAt", p.data
-    FROM (SELECT ${HORIZON} AS horizon) s
-    LEFT JOIN LATERAL (SELECT e.xid, e.n FROM events e WHERE e.tenant_id = $1 AND e.xid < s.horizon
-      ORDER BY e.xid DESC, e.n DESC LIMIT 1) h ON true
-    LEFT JOIN event_feeds f ON f.tenant_id = $1${
-      filtered
-        ? `
-    LEFT JOIN LATERAL (${windowEnd('($2::bigint, $3::bigint)', 's.horizon', window)}) b ON true`
-        : ''
-    }
-    LEFT JOIN LATERAL (
-      SELECT ${eventRows(`WHERE e.tenant_id = $1 AND (e.xid, e.n) > ($2::bigint, $3::bigint) AND e.xid < s.horizon${
-        filtered
-          ? `
-          AND (e.xid, e.n) <= (b.xid, b.n) AND e.type = ANY($4::text[]::event_type[])`
-          : ''
-      }
-        ORDER BY e.xid, e.n LIMIT ${rows}`)}) p ON true
-    ORDER BY p.xid::bigint NULLS FIRST, p.n::bigint`
+    const sql = filtered ? filteredPage(rows, window) : wholePage(rows)
     statement = { name: statementName('events_page', sql), sql }
     shapes.set(shape, statement)
   }
   return statement
+}
+
+/** The head of a page: the feed's end below the horizon (`s`) and what was purged. */
+const PAGE_HEAD = `h.xid::text AS "endXid", h.n::text AS "endN",
+      f.purged_xid::text AS "purgedXid", f.purged_n::text AS "purgedN"`
+const PAGE_END = `LEFT JOIN LATERAL (SELECT e.xid, e.n FROM events e WHERE e.tenant_id = $1 AND e.xid < s.horizon
+      ORDER BY e.xid DESC, e.n DESC LIMIT 1) h ON true
+    LEFT JOIN event_feeds f ON f.tenant_id = $1`
+/** The tenant's final events after ($2, $3), in the order of positions (`s`: the horizon). */
+const AFTER_POSITION = 'WHERE e.tenant_id = $1 AND (e.xid, e.n) > ($2::bigint, $3::bigint) AND e.xid < s.horizon'
+
+function wholePage(rows: number): string {
+  return `SELECT ${PAGE_HEAD}, NULL AS "windowXid", NULL AS "windowN", p.xid, p.n, p.id, p.type, p."occurredAt", p.data
+    FROM (SELECT ${HORIZON} AS horizon) s
+    ${PAGE_END}
+    LEFT JOIN LATERAL (SELECT ${eventRows(`${AFTER_POSITION} ORDER BY e.xid, e.n LIMIT ${rows}`)}) p ON true
+    ORDER BY p.xid::bigint NULLS FIRST, p.n::bigint`
+}
+
+/**
+ * The events of the types `$4` among the next `window` (\`kept\`): the scan of the window stops as soon as `rows`
+ * are found, so a type that is frequent costs what an unfiltered page does. Only a page that found fewer reads where
+ * its window ends (\`read\`), the position its reader goes on from: every event before it was read.
+ */
+/** AFTER_POSITION where the horizon is the statement's one value (\`s\`, read once), not a join for each event. */
+const AFTER_HORIZON = AFTER_POSITION.replace('s.horizon', '(SELECT horizon FROM s)')
+
+function filteredPage(rows: number, window: number): string {
+  return `WITH s AS (SELECT ${HORIZON} AS horizon),
+    kept AS (SELECT w.* FROM (SELECT e.* FROM events e ${AFTER_HORIZON} ORDER BY e.xid, e.n LIMIT ${window}) w
+      WHERE w.type = ANY($4::text[]::event_type[]) ORDER BY w.xid, w.n LIMIT ${rows}),
+    read AS (SELECT w.xid, w.n FROM (SELECT e.xid, e.n FROM events e ${AFTER_HORIZON}
+        ORDER BY e.xid, e.n LIMIT ${window}) w
+      WHERE (SELECT count(*) FROM kept) < ${rows} ORDER BY w.xid DESC, w.n DESC LIMIT 1)
+    SELECT ${PAGE_HEAD}, r.xid::text AS "windowXid", r.n::text AS "windowN",
+      p.xid, p.n, p.id, p.type, p."occurredAt", p.data
+    FROM s
+    ${PAGE_END}
+    LEFT JOIN read r ON true
+    LEFT JOIN LATERAL (SELECT ${eventRows('', 'kept e')}) p ON true
+    ORDER BY p.xid::bigint NULLS FIRST, p.n::bigint`
 }
 
 /**
