@@ -45,7 +45,7 @@ export type Event = Static<typeof EventSchema>
  * How many events a page filtered by type reads at most: the events of other types are read to be left out, and
  * a tenant can hold a million of them after its position (an import, followed for its updates).
  */
-export const FEED_WINDOW = 10_000
+export const FEED_WINDOW = 1000
 
 export const EventPageSchema = Type.Object(
   {
