@@ -59,13 +59,22 @@ export const END_SQL = `SELECT e.xid::text AS xid, e.n::text AS n FROM events e
 const shapes = new Map<string, { name: string; sql: string }>()
 
 /**
- * The position of the last of the (up to) `window` final events after `after` (SQL of a row of xid and n), below
- * `horizon`: where a scan for some types stops in one statement. No row when no event follows.
+ * `columns` of the tenant's first `count` final events after `after` (SQL of a row of xid and n), below `horizon`,
+ * in the order of positions, as `events e`.
  */
-export function windowEnd(after: string, horizon: string, window: number): string {
-  return `SELECT w.xid, w.n FROM (SELECT e.xid, e.n FROM events e
-        WHERE e.tenant_id = $1 AND (e.xid, e.n) > ${after} AND e.xid < ${horizon} ORDER BY e.xid, e.n LIMIT ${window}) w
-      ORDER BY w.xid DESC, w.n DESC LIMIT 1`
+function firstEvents(columns: string, after: string, horizon: string, count: number): string {
+  return `SELECT ${columns} FROM events e WHERE e.tenant_id = $1 AND (e.xid, e.n) > ${after} AND e.xid < ${horizon}
+        ORDER BY e.xid, e.n LIMIT ${count}`
+}
+
+/**
+ * The position of the last of the (up to) `window` final events after `after` (SQL of a row of xid and n), below
+ * `horizon`: where a scan for some types stops in one statement. No row when no event follows, or when `when`
+ * (SQL, evaluated once) is false: then the window is not read.
+ */
+export function windowEnd(after: string, horizon: string, window: number, when = 'true'): string {
+  return `SELECT w.xid, w.n FROM (${firstEvents('e.xid, e.n', after, horizon, window)}) w
+      WHERE ${when} ORDER BY w.xid DESC, w.n DESC LIMIT 1`
 }
 
 /**
@@ -92,32 +101,29 @@ const PAGE_HEAD = `h.xid::text AS "endXid", h.n::text AS "endN",
 const PAGE_END = `LEFT JOIN LATERAL (SELECT e.xid, e.n FROM events e WHERE e.tenant_id = $1 AND e.xid < s.horizon
       ORDER BY e.xid DESC, e.n DESC LIMIT 1) h ON true
     LEFT JOIN event_feeds f ON f.tenant_id = $1`
-/** The tenant's final events after ($2, $3), in the order of positions (`s`: the horizon). */
-const AFTER_POSITION = 'WHERE e.tenant_id = $1 AND (e.xid, e.n) > ($2::bigint, $3::bigint) AND e.xid < s.horizon'
+/** The position a page reads after. */
+const GIVEN = '($2::bigint, $3::bigint)'
 
 function wholePage(rows: number): string {
   return `SELECT ${PAGE_HEAD}, NULL AS "windowXid", NULL AS "windowN", p.xid, p.n, p.id, p.type, p."occurredAt", p.data
     FROM (SELECT ${HORIZON} AS horizon) s
     ${PAGE_END}
-    LEFT JOIN LATERAL (SELECT ${eventRows(`${AFTER_POSITION} ORDER BY e.xid, e.n LIMIT ${rows}`)}) p ON true
+    LEFT JOIN LATERAL (SELECT ${eventRows('', `(${firstEvents('e.*', GIVEN, 's.horizon', rows)}) e`)}) p ON true
     ORDER BY p.xid::bigint NULLS FIRST, p.n::bigint`
 }
 
 /**
- * The events of the types `$4` among the next `window` (\`kept\`): the scan of the window stops as soon as `rows`
+ * The events of the types `$4` among the next `window` (`kept`): the scan of the window stops as soon as `rows`
  * are found, so a type that is frequent costs what an unfiltered page does. Only a page that found fewer reads where
- * its window ends (\`read\`), the position its reader goes on from: every event before it was read.
+ * its window ends (`read`), the position its reader goes on from: every event before it was read. The horizon is
+ * the statement's one value (`s`, read once), not a join for each event.
  */
-/** AFTER_POSITION where the horizon is the statement's one value (\`s\`, read once), not a join for each event. */
-const AFTER_HORIZON = AFTER_POSITION.replace('s.horizon', '(SELECT horizon FROM s)')
-
 function filteredPage(rows: number, window: number): string {
+  const horizon = '(SELECT horizon FROM s)'
   return `WITH s AS (SELECT ${HORIZON} AS horizon),
-    kept AS (SELECT w.* FROM (SELECT e.* FROM events e ${AFTER_HORIZON} ORDER BY e.xid, e.n LIMIT ${window}) w
+    kept AS (SELECT w.* FROM (${firstEvents('e.*', GIVEN, horizon, window)}) w
       WHERE w.type = ANY($4::text[]::event_type[]) ORDER BY w.xid, w.n LIMIT ${rows}),
-    read AS (SELECT w.xid, w.n FROM (SELECT e.xid, e.n FROM events e ${AFTER_HORIZON}
-        ORDER BY e.xid, e.n LIMIT ${window}) w
-      WHERE (SELECT count(*) FROM kept) < ${rows} ORDER BY w.xid DESC, w.n DESC LIMIT 1)
+    read AS (${windowEnd(GIVEN, horizon, window, `(SELECT count(*) FROM kept) < ${rows}`)})
     SELECT ${PAGE_HEAD}, r.xid::text AS "windowXid", r.n::text AS "windowN",
       p.xid, p.n, p.id, p.type, p."occurredAt", p.data
     FROM s
