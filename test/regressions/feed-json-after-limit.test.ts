@@ -9,20 +9,18 @@
 import t from 'tap'
 import { pageStatement } from '../../src/events/sql.ts'
 import { LOOK_SQL } from '../../src/webhooks/sql.ts'
-import { citusNodes } from '../database.ts'
 import { LIST } from '../fuzz/support.ts'
 import { addKey, build, createTenantWithKey, request } from '../helper.ts'
+import { planNodes, planUnder } from '../plans.ts'
 
 const EVENTS = 300
 const PAGE = 10
 
 /** How many times the plan (any node of it, a Citus worker's included) read `jsonb_populate_record`. */
 function recordsBuilt(plan: unknown): number {
-  if (Array.isArray(plan)) return plan.reduce((sum: number, item) => sum + recordsBuilt(item), 0)
-  if (typeof plan !== 'object' || plan === null) return 0
-  const node = plan as Record<string, unknown>
-  const own = node['Function Name'] === 'jsonb_populate_record' ? Number(node['Actual Loops'] ?? 0) : 0
-  return Object.values(node).reduce((sum: number, value) => sum + recordsBuilt(value), own)
+  return planNodes(plan)
+    .filter((node) => node['Function Name'] === 'jsonb_populate_record')
+    .reduce((sum, node) => sum + Number(node['Actual Loops'] ?? 0), 0)
 }
 
 t.test('a page builds the JSON of the events it keeps alone, whatever plan chooses them', async (t) => {
@@ -47,14 +45,7 @@ t.test('a page builds the JSON of the events it keeps alone, whatever plan choos
     { what: 'the webhooks’ look', sql: LOOK_SQL, params: [tenantId, webhookId, ['contact.created'], PAGE, 5] },
   ]
   for (const { what, sql, params } of cases) {
-    const plan = await app.db.transaction(async (query) => {
-      // On Citus the worker plans the statement: SET LOCAL goes there too with this setting.
-      if (citusNodes().length > 0) await query('', "SET LOCAL citus.propagate_set_commands = 'local'", [])
-      await query('', 'SET LOCAL enable_indexscan = off', [])
-      await query('', 'SET LOCAL enable_indexonlyscan = off', [])
-      const rows = await query<{ 'QUERY PLAN': unknown }>('', `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params)
-      return rows.map((row) => row['QUERY PLAN'])
-    })
+    const plan = await planUnder(app, ['enable_indexscan', 'enable_indexonlyscan'], sql, params)
     const text = JSON.stringify(plan)
     t.match(text, /Sort/, `${what}: the plan sorts the events (no index gives their order)`)
     const built = recordsBuilt(plan)

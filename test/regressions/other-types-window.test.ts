@@ -12,9 +12,9 @@ import t from 'tap'
 import { EventRepository } from '../../src/events/repository.ts'
 import { pageStatement } from '../../src/events/sql.ts'
 import { LOOK_SQL, LOOK_WINDOW } from '../../src/webhooks/sql.ts'
-import { citusNodes } from '../database.ts'
 import { LIST } from '../fuzz/support.ts'
 import { addKey, build, createTenantWithKey, request } from '../helper.ts'
+import { planNodes, planUnder } from '../plans.ts'
 
 const FEED = '/api/v1/events'
 
@@ -27,48 +27,21 @@ async function until(condition: () => Promise<boolean>, what: string, timeoutMs 
 }
 
 /**
- * Runs `sql` where the planner reads events in the order of their index, as it does for a large table (for the few
- * rows of a test, sorting them is cheaper): what is checked is that the SQL bounds that scan.
+ * The plan of `sql` where the planner reads events in the order of their index, as it does for a large table (for
+ * the few rows of a test, sorting them is cheaper): what is checked is that the SQL bounds that scan.
  */
-async function inIndexOrder(
-  app: FastifyInstance,
-  sql: string,
-  params: unknown[],
-  first?: [string, unknown[]],
-): Promise<unknown[]> {
-  let plan: unknown[] = []
-  // Rolled back: what `first` changed is for this statement alone.
-  const rollBack = new Error('rolled back')
-  await app.db
-    .transaction(async (query) => {
-      // On Citus the worker plans the statement: SET LOCAL goes there too with this setting.
-      if (citusNodes().length > 0) await query('', "SET LOCAL citus.propagate_set_commands = 'local'", [])
-      for (const setting of ['enable_seqscan', 'enable_bitmapscan', 'enable_sort'])
-        await query('', `SET LOCAL ${setting} = off`, [])
-      if (first) await query('', ...first)
-      const rows = await query<{ 'QUERY PLAN': unknown }>('', sql, params)
-      plan = rows.map((row) => row['QUERY PLAN'])
-      throw rollBack
-    })
-    .catch((error: unknown) => {
-      if (error !== rollBack) throw error
-    })
-  return plan
-}
+const inIndexOrder = (app: FastifyInstance, sql: string, params: unknown[], first?: [string, unknown[]]) =>
+  planUnder(app, ['enable_seqscan', 'enable_bitmapscan', 'enable_sort'], sql, params, first)
 
 /** Rows each scan of the events table read (kept and left out by its filter), in any node of `plan`. */
 function eventsRead(plan: unknown): number[] {
-  if (Array.isArray(plan)) return plan.flatMap(eventsRead)
-  if (typeof plan !== 'object' || plan === null) return []
-  const node = plan as Record<string, unknown>
-  const own =
-    typeof node['Relation Name'] === 'string' && node['Relation Name'].startsWith('events')
-      ? [
-          Number(node['Actual Rows'] ?? 0) * Number(node['Actual Loops'] ?? 1) +
-            Number(node['Rows Removed by Filter'] ?? 0),
-        ]
-      : []
-  return [...own, ...Object.values(node).flatMap(eventsRead)]
+  return planNodes(plan)
+    .filter((node) => typeof node['Relation Name'] === 'string' && node['Relation Name'].startsWith('events'))
+    .map(
+      (node) =>
+        Number(node['Actual Rows'] ?? 0) * Number(node['Actual Loops'] ?? 1) +
+        Number(node['Rows Removed by Filter'] ?? 0),
+    )
 }
 
 t.test('a webhook moves past a window of events of other types, then delivers its own', async (t) => {
@@ -124,7 +97,7 @@ t.test('a webhook moves past a window of events of other types, then delivers it
   const [startXid, startN] = startedAt.split('/')
   const look = await inIndexOrder(
     app,
-    `EXPLAIN (ANALYZE, FORMAT JSON) ${LOOK_SQL}`,
+    LOOK_SQL,
     [tenantId, webhookId, ['contact.updated'], 32, 32],
     [
       'UPDATE webhook_cursors SET xid = $3, n = $4 WHERE tenant_id = $1 AND webhook_id = $2',
@@ -198,18 +171,11 @@ t.test('a page filtered by type reads a window at most, and the walk still finds
 
   // What the filtered page reads of the events table, node by node (a Citus worker's included): the window at most.
   const page = pageStatement(2, true, WINDOW)
-  const plan = await inIndexOrder(app, `EXPLAIN (ANALYZE, FORMAT JSON) ${page.sql}`, [
-    tenantId,
-    '0',
-    '0',
-    ['contact.updated'],
-  ])
+  const plan = await inIndexOrder(app, page.sql, [tenantId, '0', '0', ['contact.updated']])
   const reads = eventsRead(plan)
   t.ok(reads.length > 0 && reads.every((read) => read <= WINDOW), `rows read per scan of events: ${reads.join(', ')}`)
   // A type found at once: the page reads the events it keeps, and not where its window would end.
-  const frequent = eventsRead(
-    await inIndexOrder(app, `EXPLAIN (ANALYZE, FORMAT JSON) ${page.sql}`, [tenantId, '0', '0', ['contact.created']]),
-  )
+  const frequent = eventsRead(await inIndexOrder(app, page.sql, [tenantId, '0', '0', ['contact.created']]))
   t.ok(
     frequent.length > 0 && frequent.every((read) => read <= 2),
     `rows read per scan, creations: ${frequent.join(', ')}`,
