@@ -4,7 +4,10 @@
 // COPY of the same rows into another tenant (same table, same triggers: what this schema costs the database), and
 // into a plain table of the same columns and indexes without any trigger or foreign key (what storing the rows
 // costs: the reference of the batch's target). Prints contacts per second, the ratios to both COPYs, the server's
-// peak RSS and how far the newest createdAt is from the database clock. Nothing is sent anywhere but 127.0.0.1.
+// peak RSS and how far the newest createdAt is from the database clock, and the CPU time each contact of the first
+// import took in the database, in the server and in this bench's own client (read from /proc, so with the database
+// on this machine only): against the CPU the machine has, the most any import could reach here. Nothing is sent
+// anywhere but 127.0.0.1.
 //
 //   tsx bench/import.ts            # BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres)
 //   CONTACTS=20000 tsx bench/import.ts
@@ -12,7 +15,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { createApiKey } from '../src/admin/api-keys.ts'
@@ -69,6 +72,31 @@ const chunks = Array.from({ length: Math.ceil(CONTACTS / PER_CALL) }, (_, c) =>
     contacts: Array.from({ length: Math.min(PER_CALL, CONTACTS - c * PER_CALL) }, (_, i) => item(c * PER_CALL + i)),
   }),
 )
+
+/** Clock ticks per second of /proc/PID/stat's times (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100
+
+/** The CPU seconds (user and system) process `pid` has used so far (Linux); 0 once it has gone. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+  } catch {
+    return 0
+  }
+}
+
+/** The CPU seconds so far of every PostgreSQL backend connected to the bench database, but the one asking. */
+async function backendSeconds(): Promise<Map<number, number>> {
+  const rows = await sql<{ pid: number }>(
+    dbUrl,
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' " +
+      'AND pid <> pg_backend_pid()',
+  )
+  return new Map(rows.map(({ pid }) => [pid, cpuSecondsOf(pid)]))
+}
 
 /** Kilobytes of the process's peak and current resident set (Linux). */
 function memoryOf(pid: number) {
@@ -128,6 +156,7 @@ try {
   const importAll = async (key: string) => {
     const totals = { created: 0, updated: 0, unchanged: 0, failed: 0 }
     let next = 0
+    const cpuBefore = { server: cpuSecondsOf(pid), database: await backendSeconds(), client: process.cpuUsage() }
     const started = process.hrtime.bigint()
     await Promise.all(
       Array.from({ length: AT_ONCE }, async () => {
@@ -145,7 +174,16 @@ try {
       }),
     )
     const seconds = Number(process.hrtime.bigint() - started) / 1e9
-    return { ...totals, seconds, perSecond: Math.round(CONTACTS / seconds) }
+    // Backends that came during the import count whole; one that left in it is missed (the pool keeps them).
+    let database = 0
+    for (const [backend, now] of await backendSeconds()) database += now - (cpuBefore.database.get(backend) ?? 0)
+    const client = process.cpuUsage(cpuBefore.client)
+    const cpu = {
+      database,
+      server: cpuSecondsOf(pid) - cpuBefore.server,
+      client: (client.user + client.system) / 1e6,
+    }
+    return { ...totals, seconds, perSecond: Math.round(CONTACTS / seconds), cpu }
   }
 
   // COPY of the same rows (tags included) into rubrica's table: what the database itself takes to store them,
@@ -263,6 +301,18 @@ try {
     console.log(
       `  ${CONTACTS} contacts in ${first.seconds.toFixed(1)} s (target < ${MILLION_SECONDS} s: ` +
         `${first.seconds < MILLION_SECONDS ? 'met' : 'missed'})`,
+    )
+  }
+  if (first) {
+    const { database, server: ofServer, client } = first.cpu
+    const micros = (cpuSeconds: number) => Math.round((cpuSeconds / CONTACTS) * 1e6)
+    const total = database + ofServer + client
+    const cores = availableParallelism()
+    console.log(
+      `  CPU per contact, first import: database ${micros(database)} µs, server ${micros(ofServer)} µs, this ` +
+        `bench's client ${micros(client)} µs; ${micros(total)} µs in all: on ${cores} cores at most ` +
+        `${Math.round((cores * CONTACTS) / total)} contacts/s (${((total / first.seconds / cores) * 100).toFixed(0)}% of ` +
+        'them busy during the import)',
     )
   }
   console.log(`  server RSS: ${mb(before.now)} before, peak ${mb(after.peak)} during the imports`)
