@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream'
 import t from 'tap'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
+import { until } from '../wait.ts'
 
 const BATCH = '/api/v1/contacts/batch'
 
@@ -38,14 +39,6 @@ function unwritten(): PassThrough {
   const body = new PassThrough()
   setTimeout(() => body.end(), 10_000).unref()
   return body
-}
-
-async function until(check: () => boolean, what: string) {
-  const deadline = Date.now() + 10_000
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
 }
 
 t.test('a batch beyond what the instance holds is refused with 503 before its body is read', async (t) => {

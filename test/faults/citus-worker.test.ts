@@ -10,6 +10,7 @@ import { openDatabase } from '../../src/db/database.ts'
 import { deployMigrations } from '../../src/db/migrate.ts'
 import { citusNodes } from '../database.ts'
 import { startCitus } from '../services.ts'
+import { until } from '../wait.ts'
 
 const CONNECT_TIMEOUT_MS = 2000
 
@@ -103,13 +104,6 @@ if (citusNodes().length === 0) {
       }
     }
     const load = [worker('kept'), worker('kept'), worker('lost'), worker('lost')].map((run) => run())
-    const until = async (check: () => boolean, what: string, ms: number) => {
-      const deadline = Date.now() + ms
-      while (!check()) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-        await new Promise((resolve) => setTimeout(resolve, 50))
-      }
-    }
     const successes = (key: string) => (seen.get(key) ?? []).filter((status) => status < 300).length
     await until(() => successes('kept:before') >= 5 && successes('lost:before') >= 5, 'the load to start', 30_000)
 

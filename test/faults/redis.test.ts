@@ -4,16 +4,9 @@ import { Redis } from 'ioredis'
 import t from 'tap'
 import { build, createTenantWithKey, request } from '../helper.ts'
 import { startRedis } from '../services.ts'
+import { until } from '../wait.ts'
 
 const LIST = '/api/v1/contacts'
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time')
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 t.test('Redis outage', async (t) => {
   const redisServer = await startRedis()
@@ -30,7 +23,7 @@ t.test('Redis outage', async (t) => {
   t.teardown(() => probe.disconnect())
   await probe.connect()
 
-  await until(() => app.redis?.available === true)
+  await until(() => app.redis?.available === true, 'Redis to be available', 10_000)
   for (let i = 0; i < 3; i++) t.equal((await request(app, key, { method: 'GET', url: LIST })).statusCode, 200)
   const sharedKey = `rubrica:rate:tenant:${tenantId}`
   t.equal(await probe.get(sharedKey), '3', 'counted in Redis')
@@ -55,7 +48,7 @@ t.test('Redis outage', async (t) => {
   const during: number[] = []
   // Requests made before the connection notices the loss fall back command by command; then the link is down.
   during.push((await request(app, key, { method: 'GET', url: LIST })).statusCode)
-  await until(() => app.redis?.available === false)
+  await until(() => app.redis?.available === false, 'Redis to be seen down', 10_000)
   for (let i = 0; i < 40; i++) during.push((await request(app, key, { method: 'GET', url: LIST })).statusCode)
   t.same([...new Set(during)], [200], 'requests keep being served while Redis is down')
   const limitedLocally = await request(app, key, { method: 'GET', url: LIST })
@@ -67,10 +60,10 @@ t.test('Redis outage', async (t) => {
   t.equal(warnings.length, 1, 'the degradation is logged once, not per request')
 
   await redisServer.start()
-  await until(() => app.redis?.available === true, 15_000)
+  await until(() => app.redis?.available === true, 'Redis to be available again', 15_000)
   // Some of the load after the return, counted in the restarted Redis.
   const returned = background.length
-  await until(() => background.length > returned + 10)
+  await until(() => background.length > returned + 10, 'more answers in the background', 10_000)
   loading = false
   await Promise.all(load)
   t.ok(background.length > 10, `${background.length} requests in the background`)

@@ -56,13 +56,7 @@ export async function receiver(t: Test) {
   return { url: `http://127.0.0.1:${port}/hook`, received }
 }
 
-export async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+export { until } from '../wait.ts'
 
 /** Every row of every table of the database, as text, by table. */
 export async function everyRow(app: FastifyInstance): Promise<Map<string, string[]>> {

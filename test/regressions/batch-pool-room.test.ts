@@ -14,19 +14,12 @@ import pg from 'pg'
 import t from 'tap'
 import { citusNodes } from '../database.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
+import { until } from '../wait.ts'
 
 const BATCH = '/api/v1/contacts/batch'
 const LIST = '/api/v1/contacts'
 
 type App = Awaited<ReturnType<typeof build>>['app']
-
-async function until(check: () => Promise<boolean>, what: string) {
-  const deadline = Date.now() + 60_000
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 /** The contact every batch below names, which the test holds locked meanwhile. */
 const HELD = 'tenuto@example.it'
@@ -129,7 +122,11 @@ if (process.env.TEST_DATABASE_URL) {
       // A retry of the first while it waits: it waits behind it, and gets its answer.
       const retry = batch(first.key, 'a0@example.it', 'lotto-0')
       const writers = Math.min(Number(concurrency), 4 - 1)
-      await until(async () => (await waitingForLocks(url)) >= writers, `${writers} batches are blocked in their write`)
+      await until(
+        async () => (await waitingForLocks(url)) >= writers,
+        `${writers} batches are blocked in their write`,
+        60_000,
+      )
       // Time for any other batch to take a connection, as each did before the fix.
       await new Promise((resolve) => setTimeout(resolve, 500))
       t.equal(await waitingForLocks(url), writers, `${writers} batches write at once, the others wait in memory`)

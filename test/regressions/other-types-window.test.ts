@@ -15,16 +15,9 @@ import { LOOK_SQL, LOOK_WINDOW } from '../../src/webhooks/sql.ts'
 import { LIST } from '../fuzz/support.ts'
 import { addKey, build, createTenantWithKey, request } from '../helper.ts'
 import { planNodes, planUnder } from '../plans.ts'
+import { until } from '../wait.ts'
 
 const FEED = '/api/v1/events'
-
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 /**
  * The plan of `sql` where the planner reads events in the order of their index, as it does for a large table (for

@@ -20,17 +20,9 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { citusNodes } from '../database.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
+import { until } from '../wait.ts'
 
 const LIST = '/api/v1/contacts'
-
-/** Resolves when `predicate` holds, polling; fails past `ms` (far beyond what the wait takes). */
-async function until(predicate: () => Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 
 /**
  * Runs the batch `items` in a transaction held open until `during` resolves: `during` gets a promise that

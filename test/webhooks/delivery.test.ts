@@ -9,6 +9,7 @@ import { Webhook as Verifier } from 'standardwebhooks'
 import t, { type Test } from 'tap'
 import { httpTransport } from '../../src/webhooks/transport.ts'
 import { addKey, build, createTenantWithKey, request } from '../helper.ts'
+import { until } from '../wait.ts'
 
 const LIST = '/api/v1/contacts'
 const HOOKS = '/api/v1/webhooks'
@@ -41,14 +42,6 @@ async function receiver(t: Test, answer: (n: number, request: IncomingMessage, r
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : 0
   return { url: `http://127.0.0.1:${port}/hook`, received }
-}
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 const DELIVERING = {

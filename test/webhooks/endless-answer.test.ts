@@ -11,6 +11,7 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import t, { type Test } from 'tap'
 import { addKey, build, createTenantWithKey, request } from '../helper.ts'
+import { until } from '../wait.ts'
 
 const LIST = '/api/v1/contacts'
 const HOOKS = '/api/v1/webhooks'
@@ -91,14 +92,6 @@ async function promptReceiver(t: Test) {
     })
   })
   return { url: await listen(t, server), arrived }
-}
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }
 
 t.test("endless answers to tenant A's webhooks do not hold back tenant B's deliveries", async (t) => {

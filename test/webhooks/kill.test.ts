@@ -13,19 +13,12 @@ import { deployMigrations } from '../../src/db/migrate.ts'
 import { createTestDatabase } from '../database.ts'
 import { TEST_WEBHOOKS_KEY } from '../helper.ts'
 import { start, waitFor } from '../process.ts'
+import { until } from '../wait.ts'
 
 async function adminKey(database: Database): Promise<string> {
   const tenant = await database.prisma.tenant.create({ data: { name: 'Kill' } })
   const scopes = ['contacts:read', 'contacts:write', 'webhooks:manage'] as const
   return (await createApiKey(database.prisma, { tenantId: tenant.id, role: 'admin', scopes: [...scopes] })).key
-}
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
 }
 
 t.test('killed with SIGKILL during a burst, restarted: every committed event is delivered', async (t) => {
@@ -124,7 +117,7 @@ t.test('killed with SIGKILL during a burst, restarted: every committed event is 
     acknowledged.every((id) => recorded.has(id)),
     'every acknowledged create has its event',
   )
-  await until(() => events.every((event) => received.has(event.id)), 'every committed event delivered')
+  await until(() => events.every((event) => received.has(event.id)), 'every committed event delivered', 60_000)
   t.pass(
     `${events.length} events committed before the kill, ${beforeRestart} delivered before it, all ${events.length} after the restart`,
   )
