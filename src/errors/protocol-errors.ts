@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { isRepeated } from '../http-headers.js'
 import { type ApiError, errors } from './catalogue.js'
 
 /** The headers of an answer given outside Fastify, with the ones every answer of the service carries. */
@@ -59,14 +60,14 @@ export function frameworkErrors(_error: FastifyError, request: FastifyRequest, r
 
 export default fp(
   async function protocolErrors(fastify) {
-    // HTTP/1.1 requires Host (Node would answer its own bare 400 without it: requireHostHeader is off).
+    // HTTP/1.1 requires one Host (Node would answer its own bare 400 without it: requireHostHeader is off; and it
+    // keeps the first of two, where RFC 9112 asks for a 400).
     fastify.addHook('onRequest', (request, _reply, done) => {
       const raw = request.raw
-      done(
-        raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && !request.headers.host
-          ? errors.badRequest()
-          : undefined,
-      )
+      const missing = raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && !request.headers.host
+      // Two Content-Types leave the body's type unknown (Node keeps the first).
+      const ambiguous = isRepeated(raw.rawHeaders, 'host') || isRepeated(raw.rawHeaders, 'content-type')
+      done(missing || ambiguous ? errors.badRequest() : undefined)
     })
     // With a listener here Node no longer answers an unknown Expect by itself (with an empty 417).
     fastify.server.on('checkExpectation', (_request, response) => {

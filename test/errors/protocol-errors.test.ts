@@ -59,6 +59,24 @@ t.test('malformed requests get the envelope, and no log line holds the key', asy
       'bad_request',
     ],
     [
+      'a body in gzip before its chunks (found by an outside tester: read as plain JSON)',
+      [
+        `POST /api/v1/contacts HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\n` +
+          'Transfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      ],
+      415,
+      'unsupported_media_type',
+    ],
+    [
+      'two Content-Types (found by an outside tester: the first was kept)',
+      [
+        `POST /api/v1/contacts HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\n` +
+          'Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+      ],
+      400,
+      'bad_request',
+    ],
+    [
       'two Content-Lengths',
       [`POST /api/v1/contacts HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
       400,
@@ -118,6 +136,12 @@ t.test('malformed requests get the envelope, and no log line holds the key', asy
       'invalid_header',
     ],
     ['no Host header', [`GET /api/v1/contacts HTTP/1.1\r\n${auth}Connection: close\r\n\r\n`], 400, 'bad_request'],
+    [
+      'two Host headers (found by an outside tester: the first was kept)',
+      [`GET /api/v1/contacts HTTP/1.1\r\nHost: x\r\nHost: y\r\n${auth}Connection: close\r\n\r\n`],
+      400,
+      'bad_request',
+    ],
     [
       'a URL that cannot be decoded',
       ['GET /api/v1/contacts/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'],
