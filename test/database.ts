@@ -216,7 +216,7 @@ export function citusNodes(baseUrl = process.env.TEST_DATABASE_URL): string[] {
  */
 async function citusTemplate(baseUrl: string, nodes: string[]): Promise<string> {
   const template = `rubrica_citus_template_${await migrationsFingerprint()}`
-  const [coordinator, ...workers] = nodes
+  const [coordinator] = nodes
   if (!coordinator) throw new Error('no coordinator')
   const lock = new pg.Client({ connectionString: coordinator })
   await lock.connect()
@@ -225,32 +225,43 @@ async function citusTemplate(baseUrl: string, nodes: string[]): Promise<string> 
     const exists = await lock.query('SELECT 1 FROM pg_database WHERE datname = $1', [template])
     if (exists.rowCount === 0) {
       await Promise.all(nodes.map((node) => dropOnNode(node, template)))
-      for (const node of nodes) {
-        await onNode(node, `CREATE DATABASE "${template}"`)
-        await onNode(adminUrl(node, template), 'CREATE EXTENSION citus')
-      }
-      const session = new pg.Client({ connectionString: adminUrl(baseUrl, template) })
-      await session.connect()
-      try {
-        const { hostname, port } = new URL(coordinator)
-        await session.query('SELECT citus_set_coordinator_host($1, $2)', [hostname, Number(port)])
-        for (const worker of workers) {
-          const address = new URL(worker)
-          await session.query('SELECT citus_add_node($1, $2)', [address.hostname, Number(address.port)])
-        }
-        await session.query('SET citus.shard_count = 4')
-        await deployMigrations(pgSession(session))
-      } finally {
-        await session.end()
-      }
-      // Closed, and its sessions (Citus's own among them) ended: a database is copied only while nobody is in it.
-      for (const node of nodes) {
-        await onNode(node, `ALTER DATABASE "${template}" WITH ALLOW_CONNECTIONS false`)
-        await onNode(node, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [template])
-      }
+      await makeCitusTemplate(template, baseUrl, nodes).catch(async (error: unknown) => {
+        // Left half made (a migration failed), it would be found next time and copied as it is: none is left.
+        await Promise.all(nodes.map((node) => dropOnNode(node, template)))
+        throw error
+      })
     }
   } finally {
     await lock.end()
   }
   return template
+}
+
+/** The template's database on every node, Citus's cluster in it, the migrations applied, closed to connections. */
+async function makeCitusTemplate(template: string, baseUrl: string, nodes: string[]): Promise<void> {
+  const [coordinator, ...workers] = nodes
+  if (!coordinator) throw new Error('no coordinator')
+  for (const node of nodes) {
+    await onNode(node, `CREATE DATABASE "${template}"`)
+    await onNode(adminUrl(node, template), 'CREATE EXTENSION citus')
+  }
+  const session = new pg.Client({ connectionString: adminUrl(baseUrl, template) })
+  await session.connect()
+  try {
+    const { hostname, port } = new URL(coordinator)
+    await session.query('SELECT citus_set_coordinator_host($1, $2)', [hostname, Number(port)])
+    for (const worker of workers) {
+      const address = new URL(worker)
+      await session.query('SELECT citus_add_node($1, $2)', [address.hostname, Number(address.port)])
+    }
+    await session.query('SET citus.shard_count = 4')
+    await deployMigrations(pgSession(session))
+  } finally {
+    await session.end()
+  }
+  // Closed, and its sessions (Citus's own among them) ended: a database is copied only while nobody is in it.
+  for (const node of nodes) {
+    await onNode(node, `ALTER DATABASE "${template}" WITH ALLOW_CONNECTIONS false`)
+    await onNode(node, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [template])
+  }
 }
