@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { Database, Query } from '../db/database.js'
+import { retryRolledBack } from '../db/deadlock.js'
+import { REPLANNED } from '../db/statement-name.js'
 import { FEED_ANCHOR_SQL } from '../db/tenant-anchor.js'
 import type { EmailStatus } from '../generated/prisma/enums.js'
 import type { ErasedEmails } from './erased-emails.js'
@@ -98,11 +100,7 @@ export class ContactRepository {
         ;[row] =
           hash === null
             ? await query<Versioned>('contacts_create', CREATE_SQL, createParams(tenantId, input))
-            : await query<Versioned>(
-                'contacts_create_guarded',
-                CREATE_GUARDED_SQL,
-                guardedParams(tenantId, input, randomUUID(), hash),
-              )
+            : await query<Versioned>(REPLANNED, CREATE_GUARDED_SQL, guardedParams(tenantId, input, randomUUID(), hash))
       } catch (error) {
         const names = unknownTagsOf(error)
         if (names) return { kind: 'unknown_tags', names }
@@ -110,7 +108,7 @@ export class ContactRepository {
       }
       if (row) return { kind: 'created', contact: row }
       // Nothing inserted: the email is taken, or erased, or (rarely) the instant createdAt took.
-      const [existing] = await query<{ id: string; status: EmailStatus }>('contacts_by_email_key', BY_EMAIL_KEY_SQL, [
+      const [existing] = await query<{ id: string; status: EmailStatus }>(REPLANNED, BY_EMAIL_KEY_SQL, [
         tenantId,
         input.email,
       ])
@@ -138,7 +136,8 @@ export class ContactRepository {
         : { kind: 'precondition_failed' }
     }
     const statement = updateStatement(tenantId, id, patch, expected === '*' ? undefined : [...expected])
-    const [row] = await this.db.query<Versioned>(statement.name, statement.sql, statement.params)
+    // Run again if refused because a later transaction changed the contact first (src/db/deadlock.ts).
+    const [row] = await retryRolledBack(() => this.db.query<Versioned>(statement.name, statement.sql, statement.params))
     if (row) return { kind: 'updated', contact: row }
     // Nothing written: the contact is not there, moved on from the version expected, or already as asked.
     const current = await this.get(tenantId, id)

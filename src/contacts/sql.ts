@@ -5,7 +5,7 @@
 // by PostgreSQL, tags in code-point order.
 
 import { isoUtc, isoUtcMicros, isoUtcReturned } from '../db/iso-time.js'
-import { statementName } from '../db/statement-name.js'
+import { REPLANNED, statementName } from '../db/statement-name.js'
 import { type ContactCreate, type ContactListQuery, type ContactStorage, type ContactUpdate, contact } from './model.js'
 
 export interface Statement {
@@ -153,7 +153,8 @@ function listStatementOf(selectList: SelectList) {
       () => `SELECT ${selectList('c')}, ${isoUtcMicros('c.created_at')} AS cursor
     FROM contacts c WHERE ${conditions.join(' AND ')} ORDER BY c.created_at DESC LIMIT ${rows}`,
     )
-    return { ...statement, params }
+    // A lookup by email is planned with its values every time (REPLANNED).
+    return { ...statement, ...(query.email === undefined ? {} : { name: REPLANNED }), params }
   }
 }
 

@@ -3,7 +3,7 @@
 import type { ErrorObject } from 'ajv'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { isDeadlock } from '../db/deadlock.js'
+import { mayRunAgain } from '../db/deadlock.js'
 import { isDatabaseUnavailable } from '../db/unavailable.js'
 import { ApiError, errors } from './catalogue.js'
 import { describeValidationError } from './validation-messages.js'
@@ -98,8 +98,9 @@ function unrouted(fastify: FastifyInstance, paths: StaticPaths, request: Fastify
 
 function toApiError(error: FastifyError): ApiError {
   if (error instanceof ApiError) return error
-  // A deadlock's victim changed nothing and succeeds when retried, as when the database was out of reach.
-  if (isDatabaseUnavailable(error) || isDeadlock(error)) return errors.serviceUnavailable()
+  // A transaction rolled back to run again (a deadlock's victim, a change ordered after another) changed nothing
+  // and succeeds when retried, as when the database was out of reach.
+  if (isDatabaseUnavailable(error) || mayRunAgain(error)) return errors.serviceUnavailable()
   const known = fromFastifyError(error)
   if (known) return known
   // What remains comes from a plugin (the reference page's static files refuse `..` with 403): a path that
@@ -134,7 +135,7 @@ export default fp(
       // A 503 of the shutdown is foreseen and says nothing of the database: only a database error is logged so.
       // A batch refused while the instance holds all the batches it may is backpressure, not a fault.
       if (isDatabaseUnavailable(error)) request.log.warn({ err: error }, 'database unavailable')
-      else if (isDeadlock(error)) request.log.warn({ err: error }, 'deadlock: still the victim after retries')
+      else if (mayRunAgain(error)) request.log.warn({ err: error }, 'rolled back to run again: still so after retries')
       else if (apiError.code === 'server_busy') request.log.info('refused: the instance holds all the batches it may')
       else if (apiError.statusCode >= 500 && apiError.code !== 'service_unavailable') {
         request.log.error({ err: error }, 'request failed')

@@ -6,6 +6,7 @@ import fp from 'fastify-plugin'
 import { CHANGES_CHANNEL, erasureAnnouncement } from '../announcements/channel.js'
 import type { ErasedEmails } from '../contacts/erased-emails.js'
 import type { Database } from '../db/database.js'
+import { retryRolledBack } from '../db/deadlock.js'
 import { FEED_ANCHOR_SQL } from '../db/tenant-anchor.js'
 import type { ContactExport, ErasureRecord } from './model.js'
 import {
@@ -49,26 +50,29 @@ export class PrivacyRepository {
   async erase(tenantId: string, contactId: string, by: ErasedBy, expected: ExpectedVersions = '*'): Promise<Erased> {
     if (!this.erased.available) throw new Error('no secrets key: callers refuse before this')
     await this.erased.erasingHere(tenantId)
-    return this.db.transaction(async (query): Promise<Erased> => {
-      const [row] = await query<{ id: string; emailKey: string | null }>('erasure_delete', ERASE_SQL, [
-        tenantId,
-        contactId,
-        expected === '*' ? null : expected,
-      ])
-      if (!row) {
-        if (expected === '*') return 'not_found'
-        const [exists] = await query<{ found: boolean }>('erasure_exists', EXISTS_SQL, [tenantId, contactId])
-        return exists?.found ? 'precondition_failed' : 'not_found'
-      }
-      await query('erasure_forget_answers', FORGET_ANSWERS_SQL, [tenantId, row.id])
-      // The tenant's creates of erased addresses insert through its event_feeds row (CREATE_GUARDED_SQL).
-      await query('erasure_feed_anchor', FEED_ANCHOR_SQL, [tenantId])
-      await query('erasure_record', RECORD_SQL, [tenantId, row.id, by.source === 'api' ? by.keyId : null, by.source])
-      const hash = row.emailKey === null ? null : this.erased.hash(row.emailKey)
-      if (hash !== null) await query('erasure_remember_email', REMEMBER_EMAIL_SQL, [tenantId, hash])
-      await query('erasure_announce', 'SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, erasureAnnouncement(tenantId)])
-      return 'erased'
-    })
+    // Run again if refused because a later transaction changed the contact first (src/db/deadlock.ts).
+    return retryRolledBack(() =>
+      this.db.transaction(async (query): Promise<Erased> => {
+        const [row] = await query<{ id: string; emailKey: string | null }>('erasure_delete', ERASE_SQL, [
+          tenantId,
+          contactId,
+          expected === '*' ? null : expected,
+        ])
+        if (!row) {
+          if (expected === '*') return 'not_found'
+          const [exists] = await query<{ found: boolean }>('erasure_exists', EXISTS_SQL, [tenantId, contactId])
+          return exists?.found ? 'precondition_failed' : 'not_found'
+        }
+        await query('erasure_forget_answers', FORGET_ANSWERS_SQL, [tenantId, row.id])
+        // The tenant's creates of erased addresses insert through its event_feeds row (CREATE_GUARDED_SQL).
+        await query('erasure_feed_anchor', FEED_ANCHOR_SQL, [tenantId])
+        await query('erasure_record', RECORD_SQL, [tenantId, row.id, by.source === 'api' ? by.keyId : null, by.source])
+        const hash = row.emailKey === null ? null : this.erased.hash(row.emailKey)
+        if (hash !== null) await query('erasure_remember_email', REMEMBER_EMAIL_SQL, [tenantId, hash])
+        await query('erasure_announce', 'SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, erasureAnnouncement(tenantId)])
+        return 'erased'
+      }),
+    )
   }
 
   /** Everything rubrica holds about the contact, or null when the tenant has no such contact. */

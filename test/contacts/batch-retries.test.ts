@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
-import { isDeadlock, retryOnDeadlock } from '../../src/db/deadlock.ts'
+import { mayRunAgain, retryRolledBack } from '../../src/db/deadlock.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 
 const BATCH = '/api/v1/contacts/batch'
@@ -12,38 +12,42 @@ const BATCH = '/api/v1/contacts/batch'
 /** What node-postgres throws for a deadlock's victim. */
 const deadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' })
 
-t.test('isDeadlock reads the SQLSTATE, also of a wrapped error', async (t) => {
-  t.ok(isDeadlock(deadlock()))
-  t.ok(isDeadlock(new Error('wrapped', { cause: deadlock() })))
-  t.notOk(isDeadlock(Object.assign(new Error('unique'), { code: '23505' })))
-  t.notOk(isDeadlock(null))
+/** What node-postgres throws for a change the contacts trigger refused (a later transaction changed it first). */
+const changedFirst = () => Object.assign(new Error('contact changed by a later transaction'), { code: '40001' })
+
+t.test('mayRunAgain reads the SQLSTATE, also of a wrapped error', async (t) => {
+  t.ok(mayRunAgain(deadlock()))
+  t.ok(mayRunAgain(changedFirst()))
+  t.ok(mayRunAgain(new Error('wrapped', { cause: deadlock() })))
+  t.notOk(mayRunAgain(Object.assign(new Error('unique'), { code: '23505' })))
+  t.notOk(mayRunAgain(null))
 })
 
 t.test(
-  'retryOnDeadlock runs the work again after a deadlock, never after another error, at most 3 times',
+  'retryRolledBack runs the work again after a deadlock or a refused change, never after another error, at most 5 times',
   async (t) => {
     let calls = 0
     t.equal(
-      await retryOnDeadlock(async () => {
+      await retryRolledBack(async () => {
         calls++
-        if (calls < 3) throw deadlock()
+        if (calls < 5) throw calls % 2 ? deadlock() : changedFirst()
         return 'done'
       }),
       'done',
     )
-    t.equal(calls, 3)
+    t.equal(calls, 5)
     calls = 0
     await t.rejects(
-      retryOnDeadlock(async () => {
+      retryRolledBack(async () => {
         calls++
         throw deadlock()
       }),
       { code: '40P01' },
     )
-    t.equal(calls, 3, 'the third deadlock is thrown')
+    t.equal(calls, 5, 'the fifth deadlock is thrown')
     calls = 0
     await t.rejects(
-      retryOnDeadlock(async () => {
+      retryRolledBack(async () => {
         calls++
         throw new Error('other')
       }),
@@ -80,7 +84,7 @@ t.test('a batch whose transaction was a deadlock victim runs again; one that sta
   t.equal(replay.headers['idempotent-replayed'], 'true')
   t.equal(replay.body, keyed.body)
 
-  deadlocks = 3
+  deadlocks = 5
   const stuck = await send('tre@example.it')
   t.equal(stuck.statusCode, 503)
   t.equal(stuck.json().error.code, 'service_unavailable')

@@ -29,6 +29,12 @@ type Written = Contact & { n: number }
 /** A statement's values: the tenant, and the items of `batch` as one JSON array (a row's `n` is its place, from 1). */
 const itemsOf = (tenantId: string, batch: readonly Write[]) => [tenantId, JSON.stringify(batch.map(({ item }) => item))]
 
+/** The same and, third, the ids of the items' contacts (as LOCK found them): for joins (IDS in sql.ts). */
+const itemsAndIdsOf = (tenantId: string, batch: readonly Write[], ids: ReadonlyMap<Write, string>) => [
+  ...itemsOf(tenantId, batch),
+  batch.map((write) => ids.get(write)),
+]
+
 /** How many times an item may find its create skipped (a concurrent create of its email, a taken instant). */
 const BATCH_ROUNDS = 5
 
@@ -283,7 +289,9 @@ export class BatchRepository {
     recorded: Recorded,
   ): Promise<void> {
     const { TRANSACTION } = batchSql
-    for (const { name, sql } of [TRANSACTION.PROPAGATE, TRANSACTION.ON]) await query(name, sql, [])
+    for (const { name, sql } of [TRANSACTION.PROPAGATE, TRANSACTION.ON, TRANSACTION.CUSTOM_PLANS]) {
+      await query(name, sql, [])
+    }
     const candidates = await this.notErased(query, tenantId, items, results)
     const names = [...new Set(candidates.flatMap(({ item }) => item.tags ?? []))]
     const known = new Set(
@@ -302,16 +310,22 @@ export class BatchRepository {
     // create was skipped (its email created meanwhile by another transaction, or its instant taken) goes round
     // again: it is then an update, or a create at another instant.
     const found: Write[] = []
+    /** The contact of each item whose email names one, as LOCK found it. */
+    const contactIds = new Map<Write, string>()
     for (const [i, slice] of this.slices(writes).entries()) {
       if (i > 0) await nextTurn()
-      await this.writeSlice(query, tenantId, slice, results, counts, found, recorded)
+      await this.writeSlice(query, tenantId, slice, results, counts, found, contactIds, recorded)
     }
     await query(TRANSACTION.OFF.name, TRANSACTION.OFF.sql, [])
     // The contacts found already as asked, read after the writes (their rows are locked until the end).
     counts.unchanged = found.length
     for (const [i, slice] of this.slices(found).entries()) {
       if (i > 0) await nextTurn()
-      for (const row of await query<Written>(batchSql.READ.name, batchSql.READ.sql, itemsOf(tenantId, slice))) {
+      for (const row of await query<Written>(
+        batchSql.READ.name,
+        batchSql.READ.sql,
+        itemsAndIdsOf(tenantId, slice, contactIds),
+      )) {
         results[(slice[row.n - 1] as Write).index] = { status: 200, contact: row }
       }
     }
@@ -325,18 +339,28 @@ export class BatchRepository {
     results: (BatchResult | undefined)[],
     counts: { created: number; updated: number },
     found: Write[],
+    contactIds: Map<Write, string>,
     recorded: Recorded,
   ): Promise<void> {
     let pending = slice
     for (let round = 1; pending.length > 0; round++) {
       if (round > BATCH_ROUNDS) throw new Error(`${pending.length} batch items neither updated nor created`)
       const batch = pending
-      const locked = await query<{ n: number }>(batchSql.LOCK.name, batchSql.LOCK.sql, itemsOf(tenantId, batch))
+      const locked = await query<{ n: number; id: string }>(
+        batchSql.LOCK.name,
+        batchSql.LOCK.sql,
+        itemsOf(tenantId, batch),
+      )
+      for (const { n, id } of locked) contactIds.set(batch[n - 1] as Write, id)
       const named = new Set(locked.map(({ n }) => batch[n - 1] as Write))
       const existing = batch.filter((write) => named.has(write))
       const changed = new Set<Write>()
       if (existing.length > 0) {
-        const rows = await query<Written>(batchSql.UPDATE.name, batchSql.UPDATE.sql, itemsOf(tenantId, existing))
+        const rows = await query<Written>(
+          batchSql.UPDATE.name,
+          batchSql.UPDATE.sql,
+          itemsAndIdsOf(tenantId, existing, contactIds),
+        )
         for (const row of rows) {
           const write = existing[row.n - 1] as Write
           results[write.index] = { status: 200, contact: row }

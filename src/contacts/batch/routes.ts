@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { tenantOf } from '../../auth/authorization.js'
 import type { Query } from '../../db/database.js'
-import { retryOnDeadlock } from '../../db/deadlock.js'
+import { retryRolledBack } from '../../db/deadlock.js'
 import { errors } from '../../errors/catalogue.js'
 import { answerOnce } from '../../idempotency/plugin.js'
 import type { Ticket } from './admission.js'
@@ -47,12 +47,13 @@ const batch: FastifyPluginAsyncTypebox = async (fastify) => {
     },
     async (request, reply) => {
       // Batches of two instances that race on the same emails can deadlock (an item whose create lost the race
-      // is locked in a second round, out of the emails' order): the victim rolled back whole and runs again. On
-      // one instance, a tenant's batches naming the same emails take turns (inTurn).
+      // is locked in a second round, out of the emails' order): the victim rolled back whole and runs again, as
+      // does a batch refused a contact that a later transaction changed first (src/db/deadlock.ts). On one
+      // instance, a tenant's batches naming the same emails take turns (inTurn).
       const run = fastify.batchAdmission.inTurn(
         tenantOf(request),
         () =>
-          retryOnDeadlock(() =>
+          retryRolledBack(() =>
             answerOnce(
               request,
               reply,

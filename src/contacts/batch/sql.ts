@@ -13,6 +13,12 @@ import { selectListOf } from '../sql.js'
 const ITEMS = 'jsonb_array_elements($2::jsonb) WITH ORDINALITY AS i(item, n)'
 /** An item's key: its lower-cased email, as the per-tenant unique index has it. */
 const KEY = "lower(i.item->>'email')"
+/*
+ * IDS: the joins of items with contacts (UPDATE, READ) are also given the ids of the contacts LOCK found (`$3`),
+ * which the primary key answers alone, one entry each. Without them, a join planned from statistics older than an
+ * import (or none: nothing had run ANALYZE, as on the embedded database) read every contact of the tenant to
+ * match a thousand items: a tenant's own rows looked a small part of the table.
+ */
 
 const named = (prefix: string, sql: string) => ({ name: statementName(prefix, sql), sql })
 
@@ -40,6 +46,12 @@ const TRANSACTION = {
   PROPAGATE: named('contacts_batch_propagate', "SET LOCAL citus.propagate_set_commands = 'local'"),
   ON: named('contacts_batch_writes_on', "SET LOCAL rubrica.batch_writes = 'on'"),
   OFF: named('contacts_batch_writes_off', "SET LOCAL rubrica.batch_writes = 'off'"),
+  /**
+   * Each statement planned with its values (the items), not from a plan cached on the connection: each item looks
+   * its contact up by email, and a plan made while the table was small reads every contact of the tenant for each
+   * item once it is large (REPLANNED in src/db/statement-name.ts says why). Planning costs a batch a few ms.
+   */
+  CUSTOM_PLANS: named('contacts_batch_custom_plans', "SET LOCAL plan_cache_mode = 'force_custom_plan'"),
 }
 
 /**
@@ -73,15 +85,17 @@ const LINKS = named(
 
 /**
  * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
- * other in a circle; answers the places of the items that name one. The UPDATE that follows then reads them as
- * they are, changed by no one else meanwhile. Each item looks its contact up alone, in the order of the keys (the
- * items sorted first; OFFSET 0 keeps both the sort and the per-item lookup, which the planner would otherwise
- * turn into a join that reads all the tenant's contacts, their number misjudged while an import grows them).
+ * other in a circle; answers the places of the items that name one, and the ids of their contacts. The UPDATE that
+ * follows then reads them as they are, changed by no one else meanwhile. Each item looks its contact up alone, in
+ * the order of the keys (the items sorted first; OFFSET 0 keeps both the sort and the per-item lookup, which the
+ * planner would otherwise turn into a join that reads all the tenant's contacts, their number misjudged while an
+ * import grows them).
  */
 const LOCK = named(
   'contacts_batch_lock',
-  `SELECT k.n::int AS n FROM (SELECT i.n, ${KEY} AS key FROM ${ITEMS} ORDER BY 2 OFFSET 0) k
-  WHERE EXISTS (SELECT 1 FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = k.key OFFSET 0 FOR NO KEY UPDATE OF c)`,
+  `SELECT k.n::int AS n, c.id FROM (SELECT i.n, ${KEY} AS key FROM ${ITEMS} ORDER BY 2 OFFSET 0) k
+  CROSS JOIN LATERAL (SELECT c.id FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = k.key
+    OFFSET 0 FOR NO KEY UPDATE OF c) c`,
 )
 
 /**
@@ -95,11 +109,13 @@ const ANCHOR = named('contacts_batch_anchor', FEED_ANCHOR_SQL)
  * tenant's latest createdAt of the last second, whichever is later (a clock that counts milliseconds, as the
  * embedded database's does, would give two batches of one millisecond the same instants). The caller moves it past
  * the instants its instance's other batches of the tenant have taken and not yet committed (BatchRepository).
+ * The last second is bounded by the statement's start, not the clock: a bound the index can take (the clock
+ * changes while the statement runs, so PostgreSQL would filter every contact of the tenant by it instead).
  */
 const CLOCK = named(
   'contacts_batch_clock',
   `SELECT (extract(epoch FROM GREATEST(clock_timestamp(), (SELECT max(c.created_at) FROM contacts c
-      WHERE c.tenant_id = $1 AND c.created_at > clock_timestamp() - interval '1 second') + interval '1 microsecond'))
+      WHERE c.tenant_id = $1 AND c.created_at > statement_timestamp() - interval '1 second') + interval '1 microsecond'))
       * 1000000)::bigint::text AS at`,
 )
 
@@ -116,7 +132,8 @@ const KNOWN_TAGS = named(
  * Sets the fields given and adds the tags named, on the contacts the items' emails name, and only where that
  * changes something: an item already true of its contact writes nothing (no version, no updatedAt, no event).
  * The items' values are read and cast in `x` (kept apart by OFFSET 0), so that the UPDATE itself calls no
- * function on a column (Citus runs an UPDATE on its nodes only then). Answers the contacts it changed, as written.
+ * function on a column (Citus runs an UPDATE on its nodes only then). `$3` holds the contacts' ids (see IDS). Answers the
+ * contacts it changed, as written.
  */
 function updateStatement(storage: ContactStorage) {
   const updatable = storage.batch.filter(({ field }) => field !== 'email')
@@ -140,7 +157,7 @@ function updateStatement(storage: ContactStorage) {
       .map((spec) => `i.item ? '${spec.field}' AS ${givenFlag(spec)}, ${given(spec)} AS ${givenValue(spec)}`)
       .join(', ')}
     FROM ${ITEMS} OFFSET 0) x
-  WHERE c.tenant_id = $1 AND c.email_key = x.key
+  WHERE c.tenant_id = $1 AND c.email_key = x.key AND c.id = ANY($3::uuid[])
     AND ((${kept.map((spec) => `c.${spec.stored.column}`).join(', ')}, 0)
       IS DISTINCT FROM (${kept.map(value).join(', ')}, 0)${added
         .map((spec) => `\n      OR NOT (x.${givenValue(spec)} <@ c.${spec.stored.column})`)
@@ -155,8 +172,9 @@ const CREATED_AT = '($3::timestamptz + make_interval(secs => (i.n - 1) / 1e6))'
 /**
  * Creates the items whose email names no contact, with the ids given in the items. Rows go in in the order of
  * their keys, so that two transactions creating the same emails wait on each other in one order, never in a
- * circle; createdAt follows the items' order, a microsecond apart from `$3`; acquiredAt, updatedAt and the email
- * key are what the BEFORE trigger, which the batch's rows skip, would give them (tags: see `given`). An
+ * circle; createdAt follows the items' order, a microsecond apart from `$3`; acquiredAt, updatedAt, the email
+ * key and changed_xid (the transaction's id) are what the BEFORE trigger, which the batch's rows skip, would give
+ * them (tags: see `given`). An
  * item whose email's keyed hash (the item's `emailHash`, null without the instance's key) is an erased address
  * of the tenant is not created: read in this statement's snapshot, as the contacts it looks for are, so that an
  * erasure committing meanwhile is seen either way (its erased address, or its contact still there). An item
@@ -170,16 +188,17 @@ function insertStatement(storage: ContactStorage) {
   )
   return named(
     'contacts_batch_insert',
-    `INSERT INTO contacts AS c (id, tenant_id, email_key, created_at, acquired_at, updated_at, ${[
+    `INSERT INTO contacts AS c (id, tenant_id, email_key, created_at, acquired_at, updated_at, changed_xid, ${[
       ...storage.batch.map(({ stored }) => stored.column),
       ...serverSet.map(({ column }) => column),
     ].join(', ')})
-  SELECT (i.item->>'id')::uuid, a.tenant_id, ${KEY}, ${CREATED_AT}, ${CREATED_AT}, GREATEST(now(), ${CREATED_AT}), ${[
-    ...storage.batch.map((spec) =>
-      spec.absent === null ? given(spec) : `COALESCE(${given(spec)}, '${spec.absent}'${spec.stored.cast})`,
-    ),
-    ...serverSet.map(({ value }) => value),
-  ].join(', ')}
+  SELECT (i.item->>'id')::uuid, a.tenant_id, ${KEY}, ${CREATED_AT}, ${CREATED_AT}, GREATEST(now(), ${CREATED_AT}),
+    node_xact_id(a.tenant_id), ${[
+      ...storage.batch.map((spec) =>
+        spec.absent === null ? given(spec) : `COALESCE(${given(spec)}, '${spec.absent}'${spec.stored.cast})`,
+      ),
+      ...serverSet.map(({ value }) => value),
+    ].join(', ')}
   FROM event_feeds a CROSS JOIN ${ITEMS}
   WHERE a.tenant_id = $1
     AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = ${KEY} OFFSET 0)
@@ -193,11 +212,11 @@ function insertStatement(storage: ContactStorage) {
 
 /** The batch import's statements for a way of storing a Contact (tests build them for a declaration of their own). */
 export function batchStatements(storage: ContactStorage) {
-  /** The contacts the items' emails name, as they are now: those the batch found already as asked. */
+  /** The contacts the items' emails name (their ids in `$3`, see IDS), as they are now: those found already as asked. */
   const READ = named(
     'contacts_batch_read',
     `SELECT i.n::int AS n, ${selectListOf(storage)('c')}, c.version
-  FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY}`,
+  FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY} AND c.id = ANY($3::uuid[])`,
   )
   return {
     KNOWN_TAGS,
