@@ -112,9 +112,9 @@ if (process.env.TEST_DATABASE_URL) {
       const watched =
         (batch: number, query: Query): Query =>
         async <Row>(name: string, sql: string, params: unknown[]) => {
-          if (name === batchSql.INSERT.name) inserts[batch] = (inserts[batch] ?? 0) + 1
+          if (sql === batchSql.INSERT.sql) inserts[batch] = (inserts[batch] ?? 0) + 1
           const rows = await query<Row>(name, sql, params)
-          if (name !== batchSql.CLOCK.name) return rows
+          if (sql !== batchSql.CLOCK.sql) return rows
           sameInstant ??= (rows[0] as { at: string }).at
           if (++clocksRead === 2) bothRead()
           await bothClocksRead

@@ -6,8 +6,7 @@
 // key (or the createdAt index) with a filter, as cheap as the unique (tenant_id, email_key) index at that size;
 // with thousands of contacts it read them all for each email. The batch's lock and insert, GET ?email= and the
 // lookup after a POST refused as a duplicate all did.
-// Fix: those statements are planned with their values each time (REPLANNED, and the batch's SET LOCAL
-// plan_cache_mode = force_custom_plan); the batch's clock reads the last second of the createdAt index instead of
+// Fix: those statements are planned with their values each time (REPLANNED: sent unnamed); the batch's clock reads the last second of the createdAt index instead of
 // filtering every contact by the clock; its UPDATE and READ are given the contacts' ids.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'

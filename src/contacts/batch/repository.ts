@@ -289,9 +289,7 @@ export class BatchRepository {
     recorded: Recorded,
   ): Promise<void> {
     const { TRANSACTION } = batchSql
-    for (const { name, sql } of [TRANSACTION.PROPAGATE, TRANSACTION.ON, TRANSACTION.CUSTOM_PLANS]) {
-      await query(name, sql, [])
-    }
+    for (const { name, sql } of [TRANSACTION.PROPAGATE, TRANSACTION.ON]) await query(name, sql, [])
     const candidates = await this.notErased(query, tenantId, items, results)
     const names = [...new Set(candidates.flatMap(({ item }) => item.tags ?? []))]
     const known = new Set(

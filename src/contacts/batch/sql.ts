@@ -4,7 +4,7 @@
 // Every statement is one plain statement on one tenant's rows (no data-modifying CTE), so that a distributed
 // PostgreSQL (Citus) runs each on the tenant's node alone, as one task.
 import { isoUtcReturned } from '../../db/iso-time.js'
-import { statementName } from '../../db/statement-name.js'
+import { REPLANNED, statementName } from '../../db/statement-name.js'
 import { FEED_ANCHOR_SQL } from '../../db/tenant-anchor.js'
 import { type ContactStorage, contact } from '../model.js'
 import { selectListOf } from '../sql.js'
@@ -21,6 +21,14 @@ const KEY = "lower(i.item->>'email')"
  */
 
 const named = (prefix: string, sql: string) => ({ name: statementName(prefix, sql), sql })
+/**
+ * A statement that looks contacts up by an index other than the primary key (by email; the clock, by createdAt):
+ * planned with its values at each execution, not from a plan cached on the connection, which, made while the
+ * table was small, reads every contact of the tenant (for each item) once it is large (REPLANNED in
+ * src/db/statement-name.ts). Planning costs a batch a few ms. (Not the whole transaction's plan_cache_mode: that
+ * would plan the foreign keys' checks again for every row, half as much again on an import.)
+ */
+const replanned = (sql: string) => ({ name: REPLANNED, sql })
 
 type BatchField = ContactStorage['batch'][number]
 
@@ -46,12 +54,6 @@ const TRANSACTION = {
   PROPAGATE: named('contacts_batch_propagate', "SET LOCAL citus.propagate_set_commands = 'local'"),
   ON: named('contacts_batch_writes_on', "SET LOCAL rubrica.batch_writes = 'on'"),
   OFF: named('contacts_batch_writes_off', "SET LOCAL rubrica.batch_writes = 'off'"),
-  /**
-   * Each statement planned with its values (the items), not from a plan cached on the connection: each item looks
-   * its contact up by email, and a plan made while the table was small reads every contact of the tenant for each
-   * item once it is large (REPLANNED in src/db/statement-name.ts says why). Planning costs a batch a few ms.
-   */
-  CUSTOM_PLANS: named('contacts_batch_custom_plans', "SET LOCAL plan_cache_mode = 'force_custom_plan'"),
 }
 
 /**
@@ -91,8 +93,7 @@ const LINKS = named(
  * planner would otherwise turn into a join that reads all the tenant's contacts, their number misjudged while an
  * import grows them).
  */
-const LOCK = named(
-  'contacts_batch_lock',
+const LOCK = replanned(
   `SELECT k.n::int AS n, c.id FROM (SELECT i.n, ${KEY} AS key FROM ${ITEMS} ORDER BY 2 OFFSET 0) k
   CROSS JOIN LATERAL (SELECT c.id FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = k.key
     OFFSET 0 FOR NO KEY UPDATE OF c) c`,
@@ -110,10 +111,10 @@ const ANCHOR = named('contacts_batch_anchor', FEED_ANCHOR_SQL)
  * embedded database's does, would give two batches of one millisecond the same instants). The caller moves it past
  * the instants its instance's other batches of the tenant have taken and not yet committed (BatchRepository).
  * The last second is bounded by the statement's start, not the clock: a bound the index can take (the clock
- * changes while the statement runs, so PostgreSQL would filter every contact of the tenant by it instead).
+ * changes while the statement runs, so PostgreSQL would filter every contact of the tenant by it instead); planned
+ * each time, as a plan made while the table was small reads the tenant's contacts through the primary key.
  */
-const CLOCK = named(
-  'contacts_batch_clock',
+const CLOCK = replanned(
   `SELECT (extract(epoch FROM GREATEST(clock_timestamp(), (SELECT max(c.created_at) FROM contacts c
       WHERE c.tenant_id = $1 AND c.created_at > statement_timestamp() - interval '1 second') + interval '1 microsecond'))
       * 1000000)::bigint::text AS at`,
@@ -148,8 +149,7 @@ function updateStatement(storage: ContactStorage) {
   /** Whether the UPDATE changes the field: a list only when the item adds a name the contact does not have. */
   const kept = updatable.filter((spec) => !spec.adds)
   const added = updatable.filter((spec) => spec.adds)
-  return named(
-    'contacts_batch_update',
+  return replanned(
     `UPDATE contacts c SET ${updatable.map((spec) => `${spec.stored.column} = ${value(spec)}`).join(', ')},
     updated_at = GREATEST(now(), c.updated_at)
   FROM (
@@ -186,8 +186,7 @@ function insertStatement(storage: ContactStorage) {
   const serverSet = storage.create.flatMap(({ stored, from }) =>
     'value' in from ? [{ column: stored.column, value: `'${from.value.replaceAll("'", "''")}'${stored.cast}` }] : [],
   )
-  return named(
-    'contacts_batch_insert',
+  return replanned(
     `INSERT INTO contacts AS c (id, tenant_id, email_key, created_at, acquired_at, updated_at, changed_xid, ${[
       ...storage.batch.map(({ stored }) => stored.column),
       ...serverSet.map(({ column }) => column),
@@ -213,8 +212,7 @@ function insertStatement(storage: ContactStorage) {
 /** The batch import's statements for a way of storing a Contact (tests build them for a declaration of their own). */
 export function batchStatements(storage: ContactStorage) {
   /** The contacts the items' emails name (their ids in `$3`, see IDS), as they are now: those found already as asked. */
-  const READ = named(
-    'contacts_batch_read',
+  const READ = replanned(
     `SELECT i.n::int AS n, ${selectListOf(storage)('c')}, c.version
   FROM ${ITEMS} JOIN contacts c ON c.tenant_id = $1 AND c.email_key = ${KEY} AND c.id = ANY($3::uuid[])`,
   )
