@@ -337,7 +337,7 @@ export const errors = {
   unsupportedEncoding: () =>
     new ApiError(
       'unsupported_media_type',
-      'Content-Encoding non supportato: il corpo va inviato non compresso (JSON in UTF-8).',
+      'Codifica del corpo non supportata (Content-Encoding o Transfer-Encoding): il corpo va inviato non compresso (JSON in UTF-8).',
     ),
   unsupportedMediaType: () =>
     new ApiError(

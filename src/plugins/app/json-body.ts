@@ -62,6 +62,17 @@ export default fp(
       }
       parseJson(request, text, done)
     })
+    // Any other type, or none: a DELETE's body is read and dropped, as a JSON one is above; elsewhere the body
+    // must be JSON, refused before it is read.
+    fastify.addContentTypeParser('*', (request, payload, done) => {
+      if (request.method !== 'DELETE') {
+        done(errors.notJsonBody(), undefined)
+        return
+      }
+      payload.on('error', (error) => done(error, undefined))
+      payload.on('end', () => done(null, undefined))
+      payload.resume()
+    })
   },
   { name: 'json-body' },
 )
