@@ -13,25 +13,9 @@ import pg from 'pg'
 import t from 'tap'
 import type { Query } from '../../src/db/database.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
+import { feed } from '../privacy/support.ts'
 
 const LIST = '/api/v1/contacts'
-
-interface FeedEvent {
-  type: string
-  data: { id: string; firstName?: string | null; updatedAt?: string }
-}
-
-/** The events after `position`, all pages. */
-async function eventsAfter(app: Parameters<typeof request>[0], key: string, position: string): Promise<FeedEvent[]> {
-  const events: FeedEvent[] = []
-  let after = position
-  for (;;) {
-    const page = (await request(app, key, { method: 'GET', url: `/api/v1/events?after=${after}&limit=200` })).json()
-    events.push(...page.data)
-    after = page.next
-    if (!page.hasMore) return events
-  }
-}
 
 /** A refusal as node-postgres throws it for the contacts trigger's 40001. */
 const changedFirst = () => Object.assign(new Error('contact changed by a later transaction'), { code: '40001' })
@@ -56,8 +40,8 @@ t.test('quick changes of a contact show updatedAt in order, each different', asy
   answers.push(batch.json().results[0].contact.updatedAt)
   t.same([...answers].sort(), answers, 'each answer later than the one before')
   t.equal(new Set(answers).size, answers.length, `no two alike: ${answers.join(', ')}`)
-  const feed = (await eventsAfter(app, key, position)).map((event) => event.data.updatedAt)
-  t.same(feed, answers, 'the feed shows them in the same order')
+  const updates = (await feed(app, key, position)).data.map((event) => event.data.updatedAt)
+  t.same(updates, answers, 'the feed shows them in the same order')
 })
 
 t.test('a PATCH, a batch and an erasure refused because a later transaction changed first run again', async (t) => {
@@ -149,7 +133,7 @@ t.test('a transaction that began writing first cannot change a contact after ano
   await early.query('COMMIT')
 
   const current = (await request(app, key, { method: 'GET', url: `${LIST}/${x.id}` })).json()
-  const ofX = (await eventsAfter(app, key, position)).filter((event) => event.data.id === x.id)
+  const ofX = (await feed(app, key, position)).data.filter((event) => event.data.id === x.id)
   t.same(
     ofX.map((event) => event.data.firstName),
     ['Patch', 'Tardi'],
