@@ -273,7 +273,17 @@ async function sampleTenant(
   const tags = await client.query<{ name: string }>('SELECT name FROM tags WHERE tenant_id = $1 ORDER BY name', [
     tenant.id,
   ])
-  if (ids.length === 0 || unchanged.length === 0 || cursors.rows.length === 0 || tags.rows.length === 0) {
+  const names = await client.query<{ start: string }>(
+    'SELECT DISTINCT left(first_name, 3) AS start FROM contacts WHERE tenant_id = $1 AND length(first_name) >= 3 LIMIT 20',
+    [tenant.id],
+  )
+  if (
+    ids.length === 0 ||
+    unchanged.length === 0 ||
+    cursors.rows.length === 0 ||
+    tags.rows.length < 3 ||
+    names.rows.length === 0
+  ) {
     throw new Error(`tenant ${tenant.id} has too few contacts, or no cursors or tags, to sample`)
   }
   const sample = {
@@ -281,6 +291,7 @@ async function sampleTenant(
     ids,
     deepCursors: cursors.rows.map((r) => r.created_at.toISOString()),
     tags: tags.rows.map((r) => r.name),
+    words: names.rows.map((r) => encodeURIComponent(r.start)),
     unchanged,
   }
   return { sample, depth: `${first}-${rows.at(-1)} of ${liveCount}` }

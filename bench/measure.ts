@@ -9,7 +9,7 @@ import { implementationOf, type Server, type Target } from './servers.ts'
 import { errorCount, runWrk, SCENARIOS, type ScenarioId, type Scripts, type WrkResult } from './wrk.ts'
 
 /** Scenarios in the order they are reported (a run measures those of its options, in their order). */
-export const ORDER: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'i', 'f', 'j', 'g', 'h']
+export const ORDER: readonly ScenarioId[] = ['a', 'b', 'c', 'd', 'e', 'i', 'f', 'j', 'g', 'h', 'k', 'l', 'm']
 /** Every target, in the order of odd rounds. */
 export const TARGETS: readonly Target[] = ['rubrica', 'rubrica-before', 'baseline', 'rubrica-citus', 'baseline-citus']
 /** The baseline serves all but the integration features (Idempotency-Key, ETags), which only rubrica has. */

@@ -152,7 +152,9 @@ function benchOptions(flags: Flags, mode: Mode): BenchOptions {
 /** Every scenario; --citus leaves out g and h (rubrica-only variants); --one-tenant measures e, i, f, j alone. */
 function scenariosOf(flags: Flags): ScenarioId[] {
   if (flags['one-tenant']) return ['e', 'i', 'f', 'j']
-  return flags.citus ? ['a', 'b', 'c', 'd', 'e', 'f'] : ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']
+  return flags.citus
+    ? ['a', 'b', 'c', 'd', 'e', 'f', 'k', 'l', 'm']
+    : ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'k', 'l', 'm']
 }
 
 function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {

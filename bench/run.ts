@@ -24,6 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
 import { checkAnswers } from './answers.ts'
+import { measureCounts } from './counts.ts'
 import {
   type BenchDatabase,
   benchDatabase,
@@ -132,6 +133,7 @@ async function main(): Promise<number> {
     note(`vacuumed the bench tables in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   })
   const loadAfter = loadavg()
+  const counts = await measureCounts(targets.rubrica.url, samples[0] as TenantSample, options.contacts)
   const profiles = profile ? await profileAlone(targets, scripts) : ''
 
   const record: RunRecord = {
@@ -144,7 +146,7 @@ async function main(): Promise<number> {
     startMs: { rubrica: rubricaStartMs, baseline: targets.baseline.startMs },
     idleRssMb,
     measurements,
-    checks: judgeTargets(measurements, { mode, options, rubricaStartMs }),
+    checks: [...judgeTargets(measurements, { mode, options, rubricaStartMs }), counts],
     problems,
     profiles,
   }

@@ -48,6 +48,15 @@ function againstSpread(scenario: ScenarioId, minimum: number): RatioTarget {
   }
 }
 
+/** rubrica's req/s in the filtered `scenario` at least `minimum` times its own unfiltered first page (b). */
+const againstFirstPage = (scenario: ScenarioId, minimum: number): RatioTarget => ({
+  label: `${SCENARIOS[scenario].name} >= ${minimum}x ${SCENARIOS.b.name} (req/s)`,
+  x: [scenario, 'rubrica'],
+  y: ['b', 'rubrica'],
+  pass: (ratio) => ratio >= minimum,
+  detail: (x, y) => `p99 ${ms(x.wrk.p99)} ms against ${ms(y.wrk.p99)} ms`,
+})
+
 // The baseline is the fastest honest implementation of the same endpoints (bench/baseline.ts): rubrica's reads
 // within 10% of it, its writes within 20%. One tenant's writes at least 0.9x of the same load spread over every
 // tenant: nothing per tenant queues.
@@ -59,6 +68,10 @@ const RATIO_TARGETS: RatioTarget[] = [
   againstBaseline('f', 0.8),
   againstSpread('i', 0.9),
   againstSpread('j', 0.9),
+  // A first page filtered by a tag, three tags and a stage, or words: at least half the unfiltered one's rate.
+  againstFirstPage('k', 0.5),
+  againstFirstPage('l', 0.5),
+  againstFirstPage('m', 0.5),
 ]
 
 export interface RunShape {

@@ -20,8 +20,10 @@ export interface TenantSample {
   ids: string[]
   /** createdAt cursors about 90% down this tenant's live history. */
   deepCursors: string[]
-  /** Tag names of this tenant (POST sends one). */
+  /** Tag names of this tenant (POST sends one; each is on about 30% of its contacts, as the seed makes them). */
   tags: string[]
+  /** Starts of this tenant's first names, three letters, URL-encoded: the words scenario m searches. */
+  words: string[]
   /**
    * Other contacts of this tenant, none of them in `ids`, with their ETag when sampled: no scenario writes to
    * them, so a GET with If-None-Match gets 304 all run long.
@@ -29,7 +31,7 @@ export interface TenantSample {
   unchanged: { id: string; etag: string }[]
 }
 
-export type ScenarioId = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j'
+export type ScenarioId = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j' | 'k' | 'l' | 'm'
 
 export interface Scenario {
   name: string
@@ -73,6 +75,21 @@ export const SCENARIOS: Record<ScenarioId, Scenario> = {
     name: 'PATCH, one tenant',
     description: "as f, all requests on the first tenant's contacts",
     variantOf: 'f',
+  },
+  k: {
+    name: 'list by a tag',
+    description: 'GET /api/v1/contacts?limit=50&tag=<random tag of the tenant, on about 30% of its contacts>',
+    variantOf: 'b',
+  },
+  l: {
+    name: 'search: three tags and a stage',
+    description: 'POST /api/v1/contacts/search, one group: hasAll three of the tenant’s tags, stage eq <random>',
+    variantOf: 'b',
+  },
+  m: {
+    name: 'list by words',
+    description: 'GET /api/v1/contacts?limit=50&q=<the first three letters of one of the tenant’s first names>',
+    variantOf: 'b',
   },
 }
 
@@ -121,6 +138,29 @@ end`
       return postRequest(
         '{ ["Authorization"] = auth[t], ["Content-Type"] = "application/json", ["Idempotency-Key"] = unique }',
       )
+    case 'k':
+      return `request = function()
+  local t = math.random(nt)
+  local tl = tags[t]
+  return wrk.format("GET", "/api/v1/contacts?limit=50&tag=" .. tl[math.random(#tl)], hget[t])
+end`
+    case 'l':
+      return `request = function()
+  local t = math.random(nt)
+  local tl = tags[t]
+  local i = math.random(#tl)
+  local body = string.format(
+    '{"filterGroups":[{"filters":[{"field":"tags","op":"hasAll","value":["%s","%s","%s"]},' ..
+    '{"field":"stage","op":"eq","value":"%s"}]}],"limit":50}',
+    tl[i], tl[i % #tl + 1], tl[(i + 1) % #tl + 1], stages[math.random(#stages)])
+  return wrk.format("POST", "/api/v1/contacts/search", hjson[t], body)
+end`
+    case 'm':
+      return `request = function()
+  local t = math.random(nt)
+  local list = words[t]
+  return wrk.format("GET", "/api/v1/contacts?limit=50&q=" .. list[math.random(#list)], hget[t])
+end`
     case 'h':
       return `request = function()
   local t = math.random(nt)
@@ -174,6 +214,9 @@ ${tenants.map((t) => luaList(t.deepCursors)).join(',\n')}
 }
 tags = {
 ${tenants.map((t) => luaList(t.tags)).join(',\n')}
+}
+words = {
+${tenants.map((t) => luaList(t.words)).join(',\n')}
 }
 unchanged = {
 ${tenants.map((t) => `{${t.unchanged.map((c) => luaList([c.id, c.etag])).join(',')}}`).join(',\n')}

@@ -20,6 +20,7 @@ import protocolErrors, { clientErrorHandler, frameworkErrors } from './errors/pr
 import { errorDetailsPlugin, errorSchemasPlugin } from './errors/schemas.js'
 import { type FeatureOptions, features } from './features.js'
 import health from './health/routes.js'
+import { parseQuery } from './http-query.js'
 import idempotency from './idempotency/plugin.js'
 import openapiDocument from './openapi/routes.js'
 import openapiSections from './openapi/sections.js'
@@ -136,7 +137,7 @@ function serverOptions(config: Config, logStream?: { write(line: string): void }
     keepAliveTimeout: config.KEEP_ALIVE_TIMEOUT_MS,
     // An id of any length is routed (and answered 404 after authentication and counting, like any other id that
     // names no contact): a URL is bounded by the header block's 16 KiB anyway.
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 16_384, querystringParser: parseQuery },
     // HEAD is not part of the API: it is refused with 405 like any other method a path lacks (only the health
     // probes answer it, for load balancers that probe with HEAD).
     exposeHeadRoutes: false,

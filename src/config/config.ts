@@ -24,6 +24,8 @@ export const ConfigSchema = Type.Object({
   /** How long a resolved API key is trusted before it is read again (revocations take effect within it). */
   AUTH_CACHE_TTL_MS: Type.Integer({ default: 5000, minimum: 0, maximum: 5000 }),
   BODY_LIMIT: Type.Integer({ default: 65536, minimum: 1024 }),
+  /** How long a search's count (`count: true`) may take; past it the page is answered without `total`. */
+  SEARCH_COUNT_TIMEOUT_MS: Type.Integer({ default: 1000, minimum: 10, maximum: 60_000 }),
   /**
    * Batch imports an instance writes at once (on PostgreSQL at most DATABASE_POOL_SIZE - 1), and how many of the
    * largest it holds at once, received or waiting: their bodies may total this many times the batch body limit.

@@ -5,6 +5,13 @@
 // declaration with one field more.
 import { type TOptional, type TSchema, Type } from '@sinclair/typebox'
 
+/**
+ * How a search compares a field (src/contacts/search/): an email (without regard to case), names (word by word,
+ * without regard to case, accents or punctuation), a phone (its digits), other text (as names, without an index),
+ * an enumeration, an instant (to the millisecond), or the tags.
+ */
+export type SearchKind = 'email' | 'words' | 'phone' | 'label' | 'enum' | 'instant' | 'tags'
+
 /** One field of a Contact: the declaration describeContact derives the rest from. */
 export interface FieldSpec {
   /** The field in every answer that carries a contact. */
@@ -24,6 +31,8 @@ export interface FieldSpec {
   batch?: 'add'
   /** The field's example value: in the document's examples and in its schemas' `examples`. */
   example: unknown
+  /** A search can filter by it, compared as this kind says; absent: it cannot. */
+  search?: SearchKind
 }
 
 type Fields = Record<string, FieldSpec>

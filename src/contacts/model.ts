@@ -3,18 +3,8 @@
 // document names.
 import { type Static, Type } from '@sinclair/typebox'
 import { Nullable, Timestamp } from '../schemas/common.js'
-import { LIMITS } from '../schemas/limits.js'
 import { describeContact } from './describe.js'
-import {
-  CONTACT_FIELDS,
-  EMAIL_RULE,
-  EmailInput,
-  EmailStatusRef,
-  EmailStatusSchema,
-  EXAMPLE_ID,
-  StageRef,
-  StageSchema,
-} from './fields.js'
+import { CONTACT_FIELDS, EmailStatusSchema, EXAMPLE_ID, StageSchema } from './fields.js'
 
 export {
   type ContactStorage,
@@ -24,11 +14,14 @@ export {
 } from './describe.js'
 export {
   CONTACT_FIELDS,
+  EMAIL_RULE,
   EMAIL_STATUSES,
   EmailInput,
+  EmailStatusRef,
   EmailStatusSchema,
   EXAMPLE_ID,
   STAGES,
+  StageRef,
   StageSchema,
 } from './fields.js'
 
@@ -78,42 +71,6 @@ export const ContactListSchema = Type.Object(
   },
 )
 export type ContactList = Static<typeof ContactListSchema>
-
-export const ContactListQuerySchema = Type.Object(
-  {
-    limit: Type.Integer({
-      minimum: 1,
-      maximum: LIMITS.pageSize,
-      default: LIMITS.defaultPageSize,
-      description: 'Contatti per pagina; solo cifre decimali',
-      examples: [20],
-    }),
-    // No example: a client (or the reference page) filling one in would start at some arbitrary instant.
-    cursor: Type.Optional(
-      Type.String({
-        format: 'date-time',
-        description:
-          'Valore di `next` della pagina precedente: contatti creati strettamente prima; omesso per la prima',
-      }),
-    ),
-    emailStatus: Type.Optional(EmailStatusRef),
-    stage: Type.Optional(StageRef),
-    // No example, as for the cursor: the reference page fills examples in, and a filter by an email that names
-    // no contact makes the first "Try it out" of the list an empty page.
-    email: Type.Optional(
-      EmailInput({
-        description: `Solo il contatto con questa email, senza distinzione di maiuscole (0 o 1 elemento). ${EMAIL_RULE}`,
-      }),
-    ),
-    includeArchived: Type.Boolean({
-      default: false,
-      description: 'Includere anche i contatti archiviati',
-      examples: [false],
-    }),
-  },
-  { additionalProperties: false },
-)
-export type ContactListQuery = Static<typeof ContactListQuerySchema>
 
 export const ContactParamsSchema = Type.Object(
   { id: Type.String({ format: 'uuid', description: 'Id del contatto', examples: [EXAMPLE_ID] }) },

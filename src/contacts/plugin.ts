@@ -9,17 +9,22 @@ import { erasedEmailsPlugin } from './erased-emails.js'
 import { contactSchemas, ExistingContactSchema } from './model.js'
 import { contactsRepository } from './repository.js'
 import routes from './routes.js'
+import { searchSchemas } from './search/model.js'
+import { searchRepository } from './search/repository.js'
+import searchRoutes from './search/routes.js'
 
 export default fp(
   async function contacts(fastify) {
-    for (const schema of [...contactSchemas, ...batchSchemas]) fastify.addSchema(schema)
+    for (const schema of [...contactSchemas, ...batchSchemas, ...searchSchemas]) fastify.addSchema(schema)
     fastify.openapiSections.addTag({ name: 'contacts', description: 'Contatti dell’organizzazione della chiave' })
     fastify.errorDetails.conflict(ExistingContactSchema)
     await fastify.register(erasedEmailsPlugin)
     await fastify.register(contactsRepository)
     await fastify.register(batchRepository)
+    await fastify.register(searchRepository)
     fastify.apiRoutes.add(routes, { prefix: '/contacts' })
     fastify.apiRoutes.add(batchRoutes, { prefix: '/contacts/batch' })
+    fastify.apiRoutes.add(searchRoutes, { prefix: '/contacts/search' })
   },
   { name: 'contacts', dependencies: ['database', 'secret-key', 'api-routes', 'openapi-sections', 'error-details'] },
 )

@@ -11,8 +11,11 @@ import { REPLANNED } from '../db/statement-name.js'
 import { FEED_ANCHOR_SQL } from '../db/tenant-anchor.js'
 import type { EmailStatus } from '../generated/prisma/enums.js'
 import type { ErasedEmails } from './erased-emails.js'
-import type { Contact, ContactCreate, ContactList, ContactListQuery, ContactUpdate } from './model.js'
-import { statements } from './sql.js'
+import type { Contact, ContactCreate, ContactList, ContactUpdate } from './model.js'
+import { type ContactListQuery, listFilters } from './search/model.js'
+import type { PageRow } from './search/repository.js'
+import { pageStatement, rowsFor } from './search/sql.js'
+import { cursorBound, statements } from './sql.js'
 
 /** A contact and the version of its row, which moves on every change (the contact's ETag). */
 export type Versioned = Contact & { version: number }
@@ -40,16 +43,8 @@ export type UpdateResult =
  */
 const CREATE_ATTEMPTS = 5
 
-const {
-  GET_SQL,
-  BY_EMAIL_KEY_SQL,
-  CREATE_SQL,
-  createParams,
-  CREATE_GUARDED_SQL,
-  guardedParams,
-  listStatement,
-  updateStatement,
-} = statements
+const { GET_SQL, BY_EMAIL_KEY_SQL, CREATE_SQL, createParams, CREATE_GUARDED_SQL, guardedParams, updateStatement } =
+  statements
 
 export class ContactRepository {
   constructor(
@@ -59,18 +54,24 @@ export class ContactRepository {
 
   /**
    * Newest first. createdAt is unique per tenant to the microsecond (database trigger), and `next` is the last
-   * one's to the microsecond, so "older than the cursor" never skips a tie. Rows carry that cursor beside the
+   * one's to the microsecond, so "older than the cursor" never skips a tie. The list's filters are one group of a
+   * search (src/contacts/search/sql.ts): the same conditions and indexes. Rows carry their position beside the
    * Contact; the serializer leaves it out of `data`.
    */
   async list(tenantId: string, query: ContactListQuery): Promise<ContactList> {
-    const statement = listStatement(query)
-    const rows = await this.db.query<Contact & { cursor: string }>(statement.name, statement.sql, [
-      tenantId,
-      ...statement.params,
-    ])
+    const filters = listFilters(query)
+    const spec = {
+      groups: filters.length > 0 ? [filters] : [],
+      ...(query.q !== undefined && { query: query.q }),
+      includeArchived: query.includeArchived,
+      sort: '-createdAt' as const,
+    }
+    const after = query.cursor === undefined ? undefined : { created: cursorBound(query.cursor) }
+    const statement = pageStatement(spec, rowsFor(query.limit), after)
+    const rows = await this.db.query<PageRow>(statement.name, statement.sql, [tenantId, ...statement.params])
     const page = rows.slice(0, query.limit)
     const last = page.at(-1)
-    return { data: page, next: rows.length > query.limit && last ? last.cursor : null }
+    return { data: page, next: rows.length > query.limit && last ? last.positionCreated : null }
   }
 
   async get(tenantId: string, id: string): Promise<Versioned | null> {

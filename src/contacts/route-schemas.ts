@@ -16,13 +16,13 @@ import { IDEMPOTENCY_KEY } from '../schemas/common.js'
 import { NoQuerySchema } from '../schemas/limits.js'
 import {
   ContactCreateSchema,
-  ContactListQuerySchema,
   ContactListSchema,
   ContactParamsSchema,
   ContactSchema,
   ContactUpdateSchema,
   EXAMPLE_ID,
 } from './model.js'
+import { ContactListQuerySchema } from './search/model.js'
 
 const tags = ['contacts']
 

@@ -4,22 +4,15 @@
 // and one round trip, writes included. Rows come back as Contacts: columns named as fields, timestamps formatted
 // by PostgreSQL, tags in code-point order.
 
-import { isoUtc, isoUtcMicros, isoUtcReturned } from '../db/iso-time.js'
-import { REPLANNED, statementName } from '../db/statement-name.js'
-import { type ContactCreate, type ContactListQuery, type ContactStorage, type ContactUpdate, contact } from './model.js'
+import { isoUtc, isoUtcReturned } from '../db/iso-time.js'
+import { statementName } from '../db/statement-name.js'
+import { type ContactCreate, type ContactStorage, type ContactUpdate, contact } from './model.js'
 
 export interface Statement {
   name: string
   sql: string
   params: unknown[]
 }
-
-/**
- * Page sizes written into the list statements. A literal LIMIT lets PostgreSQL plan for the rows it will read
- * (with `LIMIT $n` a generic plan assumes a tenth of the table); a page is read at the smallest size that holds
- * it, and the few sizes keep the number of prepared statements small.
- */
-const PAGE_SIZES = [1, 2, 5, 10, 20, 25, 50, 100, 150, 200] as const
 
 /**
  * The instant a page starts before, to the microsecond that createdAt is stored with, as text for PostgreSQL (Date
@@ -123,42 +116,6 @@ function createStatement(storage: ContactStorage, selectList: SelectList) {
 }
 
 /**
- * A page and one row more (which tells whether a next page exists). Only the predicates the filters need, so that
- * the plan is a range scan on the matching (tenant, …, created_at) index from the cursor.
- */
-function listStatementOf(selectList: SelectList) {
-  const shaped = statementCache()
-  return (query: ContactListQuery): Statement => {
-    const conditions = ['c.tenant_id = $1']
-    const params: unknown[] = []
-    const flags: string[] = []
-    const add = (flag: string, condition: string, value: unknown) => {
-      params.push(value)
-      conditions.push(condition.replace('?', `$${params.length + 1}`))
-      flags.push(flag)
-    }
-    if (query.cursor !== undefined) add('cursor', 'c.created_at < ?', cursorBound(query.cursor))
-    if (query.emailStatus !== undefined) add('status', 'c.email_status = ?::email_status', query.emailStatus)
-    if (query.stage !== undefined) add('stage', 'c.stage = ?::stage', query.stage)
-    // The per-tenant unique index on (tenant_id, email_key), where email_key is lower(email) (a trigger).
-    if (query.email !== undefined) add('email', 'c.email_key = lower(?)', query.email)
-    if (!query.includeArchived) {
-      conditions.push('c.archived_at IS NULL')
-      flags.push('live')
-    }
-    const rows = (PAGE_SIZES.find((size) => size >= query.limit) ?? query.limit) + 1
-    const statement = shaped(
-      `${rows}:${flags.join(',')}`,
-      'contacts_list',
-      () => `SELECT ${selectList('c')}, ${isoUtcMicros('c.created_at')} AS cursor
-    FROM contacts c WHERE ${conditions.join(' AND ')} ORDER BY c.created_at DESC LIMIT ${rows}`,
-    )
-    // A lookup by email is planned with its values every time (REPLANNED).
-    return { ...statement, ...(query.email === undefined ? {} : { name: REPLANNED }), params }
-  }
-}
-
-/**
  * One UPDATE … RETURNING per combination of fields: the answer is the state this PATCH wrote even when others
  * write at once. With `versions` (If-Match) it applies only to a contact that still has one of them. A contact
  * that already has every value sent is not written (the row constructor has a constant, so that one field
@@ -207,7 +164,6 @@ export function contactStatements(storage: ContactStorage) {
     BY_EMAIL_KEY_SQL:
       'SELECT id, email_status AS "status" FROM contacts WHERE tenant_id = $1 AND email_key = lower($2)',
     ...createStatement(storage, selectList),
-    listStatement: listStatementOf(selectList),
     updateStatement: updateStatementOf(storage, returnedColumns),
   }
 }

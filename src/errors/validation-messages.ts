@@ -22,8 +22,11 @@ function describeType(type: unknown): string {
   return types.map((t) => TYPE_NAMES[String(t)] ?? String(t)).join(' o ')
 }
 
+/** The keyword of a validation error whose params hold the whole sentence (`sentence`). */
+export const SENTENCE = 'sentence'
+
 /** "/tags/0" becomes "tags[0]"; the root is the empty string. */
-function fieldName(path: string): string {
+export function fieldName(path: string): string {
   return path
     .split('/')
     .slice(1)
@@ -31,7 +34,8 @@ function fieldName(path: string): string {
     .join('')
 }
 
-function problem(error: ErrorObject): string {
+/** What was wrong with a value, in Italian: the end of a sentence that names it ("deve essere un testo"). */
+export function problem(error: ErrorObject): string {
   const p = error.params as Record<string, unknown>
   switch (error.keyword) {
     case 'type':
@@ -66,6 +70,8 @@ export function describeValidationError(
 ): string {
   const noun = { body: 'Il campo', querystring: 'Il parametro', headers: "L'intestazione" }[part]
   const error = errors[0]
+  // A validator that understood the mistake better than Ajv's keywords say wrote the sentence itself.
+  if (error?.keyword === SENTENCE) return String((error.params as { sentence: unknown }).sentence)
   const whole = { body: 'Corpo della richiesta', querystring: 'Parametri della richiesta', headers: 'Intestazioni' }[
     part
   ]

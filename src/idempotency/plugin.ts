@@ -90,10 +90,17 @@ export async function answerOnce(
   maxAnswerBytes?: number,
 ) {
   if (isRepeated(request.raw.rawHeaders, 'idempotency-key')) throw errors.repeatedIdempotencyKey()
-  const key = request.headers['idempotency-key']
+  // Spaces and tabs around the value are not part of the key (HTTP takes them off; an injected request keeps them).
+  const given = request.headers['idempotency-key']
   const answer: StoredAnswer & { replayed?: boolean } =
-    typeof key === 'string'
-      ? await request.server.idempotency.once(tenantOf(request), key, request.body, execute, maxAnswerBytes)
+    typeof given === 'string'
+      ? await request.server.idempotency.once(
+          tenantOf(request),
+          given.replace(/^[ \t]+|[ \t]+$/g, ''),
+          request.body,
+          execute,
+          maxAnswerBytes,
+        )
       : await execute()
   if (answer.replayed) reply.header('idempotent-replayed', 'true')
   return reply.code(answer.status).headers(answer.headers).type('application/json; charset=utf-8').send(answer.body)

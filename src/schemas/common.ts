@@ -16,11 +16,18 @@ export const PRINTABLE = `^[^${FORBIDDEN}]*$`
 /** PRINTABLE text with at least one character that is not white space: names and the legal basis. */
 export const VISIBLE_TEXT = `^(?!\\s*$)[^${FORBIDDEN}]*$`
 
+/** PRINTABLE text with a letter or a digit: a value that search compares word by word has a word at least. */
+export const WORDED_TEXT = `^(?=[^${FORBIDDEN}]*[\\p{L}\\p{N}])[^${FORBIDDEN}]*$`
+
 /** Digits, spaces, a leading +, dots, dashes and parentheses, with at least 3 digits. */
 export const PHONE = '^\\+?(?:[ ().-]*[0-9]){3}[0-9 ().-]*$'
 
-/** An Idempotency-Key: 1 to 255 printable ASCII characters, not starting or ending with a space. */
-export const IDEMPOTENCY_KEY = '^[\\x21-\\x7E](?:[\\x20-\\x7E]{0,253}[\\x21-\\x7E])?$'
+/**
+ * An Idempotency-Key: 1 to 255 printable ASCII characters, not starting or ending with a space. Spaces and tabs
+ * around it may be sent: HTTP takes them off before the server sees the value (RFC 9110, 5.5), so they are not part
+ * of the key, and the document allows them, to say what the server accepts.
+ */
+export const IDEMPOTENCY_KEY = '^[ \\t]*[\\x21-\\x7E](?:[\\x20-\\x7E]{0,253}[\\x21-\\x7E])?[ \\t]*$'
 
 /**
  * An events position as clients send it back: `now`, or a number of at most 30 digits without leading zeros (a
@@ -52,6 +59,9 @@ export const PATTERN_DESCRIPTIONS: Record<string, string> = {
   [PRINTABLE]: 'non deve contenere caratteri di controllo, di formato (invisibili) o separatori di riga',
   [VISIBLE_TEXT]:
     'deve contenere almeno un carattere visibile e nessun carattere di controllo, di formato (invisibile) o ' +
+    'separatore di riga',
+  [WORDED_TEXT]:
+    'deve contenere almeno una lettera o una cifra e nessun carattere di controllo, di formato (invisibile) o ' +
     'separatore di riga',
   [PHONE]: 'deve contenere almeno 3 cifre e solo cifre, spazi, + iniziale, punti, trattini e parentesi',
   [IDEMPOTENCY_KEY]: 'deve avere da 1 a 255 caratteri ASCII stampabili, senza spazi all’inizio o alla fine',

@@ -12,6 +12,8 @@ export const LIMITS = {
   tagsPerContact: 100,
   pageSize: 200,
   defaultPageSize: 50,
+  /** A search's text value for a field without a limit of its own (source). */
+  searchText: 254,
 } as const
 
 /** Operations that take no query parameter refuse any (400 invalid_query), as the list refuses unknown ones. */

@@ -615,6 +615,11 @@ t.test('seed', async (t) => {
       [0, 1, 2, 3],
       '0-3 tags per contact',
     )
+    // The contact's own tags (what answers and searches read) are its links (seeded contacts once had none).
+    const [apart] = await prisma.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM contacts c WHERE c.tenant_id = ${tenant.id}::uuid AND cardinality(c.tags) <>
+        (SELECT count(*) FROM contact_tags ct WHERE ct.tenant_id = c.tenant_id AND ct.contact_id = c.id)`
+    t.equal(apart?.n, 0, 'each contact carries the tags it is linked to')
     const key = await prisma.apiKey.findFirstOrThrow({ where: { tenantId: tenant.id } })
     t.match(key, { keyHash: sha256(tenant.key), role: 'admin', scopes: ['contacts:read', 'contacts:write'] })
   }

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { ConfigSchema } from '../../src/config/config.ts'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
+import { CONTACT_SEARCH_FIELDS, operatorsOf, SEARCH_LIMITS } from '../../src/contacts/search/model.ts'
 import { FEED_WINDOW } from '../../src/events/model.ts'
 import { LOOK_WINDOW } from '../../src/webhooks/sql.ts'
 
@@ -73,4 +74,29 @@ t.test('the windows a follower of some event types reads are FEED_WINDOW and LOO
   const figure = (n: number) => n.toLocaleString('en-US')
   t.ok(text.includes(`With \`type\`, a page reads ${figure(FEED_WINDOW)} events at most`), 'the feed’s window')
   t.ok(text.includes(`A look reads ${figure(LOOK_WINDOW)} events at most`), 'the webhooks’ window')
+})
+
+t.test("docs/api-search.md's limits, operators and count timeout are the search's", async (t) => {
+  const page = read('docs/api-search.md').replace(/\s+/g, ' ')
+  const limits = SEARCH_LIMITS
+  const sentence =
+    `**Limits**: ${limits.groups} groups, ${limits.filtersPerGroup} filters in a group, ${limits.filters} filters in ` +
+    `all, ${limits.values} values in a list, \`query\` of ${limits.query} characters`
+  t.ok(page.includes(sentence), `says: ${sentence}`)
+  t.ok(page.includes(`up to ${limits.groups} groups`), 'the groups in the body table')
+  t.ok(page.includes(`take 1 to ${limits.values} values`), 'the values of a list')
+  // Each field's row of the operators table lists its kind's operators, in the code's order.
+  const rows = read('docs/api-search.md')
+    .split('\n')
+    .filter((line) => /^\| `\w+`/.test(line))
+  for (const field of CONTACT_SEARCH_FIELDS) {
+    const row = rows.find((line) => line.split('|')[1]?.includes(`\`${field.name}\``))
+    const listed = row
+      ?.split('|')[3]
+      ?.match(/`(\w+)`/g)
+      ?.map((op) => op.slice(1, -1))
+    t.same(listed, operatorsOf(field.kind), `${field.name}: ${operatorsOf(field.kind).join(', ')}`)
+  }
+  const timeout = Number(ConfigSchema.properties.SEARCH_COUNT_TIMEOUT_MS.default).toLocaleString('en-US')
+  t.ok(page.includes(`\`SEARCH_COUNT_TIMEOUT_MS\` (${timeout} ms by default)`), `the count's timeout, ${timeout} ms`)
 })

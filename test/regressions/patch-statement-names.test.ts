@@ -4,10 +4,12 @@
 // at 63 bytes, so a PATCH of all five fields and the same PATCH with If-Match got one name for two texts.
 // Fix: every built statement is named from a hash of its own text (src/db/statement-name.ts).
 import t from 'tap'
+import { type ContactListQuery, listFilters } from '../../src/contacts/search/model.ts'
+import { pageStatement, rowsFor } from '../../src/contacts/search/sql.ts'
 import { statements } from '../../src/contacts/sql.ts'
 import { MAX_NAME_BYTES, REPLANNED } from '../../src/db/statement-name.ts'
 
-const { listStatement, updateStatement } = statements
+const { updateStatement } = statements
 
 import { type ContactUpdate, ContactUpdateSchema } from '../../src/contacts/model.ts'
 import { LIST } from '../fuzz/support.ts'
@@ -39,6 +41,12 @@ t.test('every statement shape has a name of its own, within PostgreSQL’s 63 by
       record(statement.name, statement.sql)
     }
   }
+  const listStatement = (query: ContactListQuery) =>
+    pageStatement(
+      { groups: [listFilters(query)], includeArchived: query.includeArchived, sort: '-createdAt' },
+      rowsFor(query.limit),
+      query.cursor === undefined ? undefined : { created: query.cursor },
+    )
   for (const limit of [1, 7, 50, 200]) {
     for (const cursor of [undefined, '2026-01-01T00:00:00.000Z']) {
       for (const includeArchived of [false, true]) {

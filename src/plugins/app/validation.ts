@@ -1,9 +1,10 @@
 // Request validation with two Ajv instances: bodies are never type-coerced ("firstName": 5 is an error), while
-// query strings, which are text by nature, are coerced to the declared integers and booleans. Unknown fields are
+// query strings, which are text by nature, are coerced to the declared integers, booleans and lists. Unknown fields are
 // errors everywhere (Fastify's default would silently drop them).
 import Ajv, { type ErrorObject, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
 import fp from 'fastify-plugin'
+import { type ParsedQuery, PLUSES_AS_SENT } from '../../http-query.js'
 import { EMAIL, UUID } from '../../schemas/common.js'
 
 const shared: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
@@ -23,7 +24,7 @@ function isStorableDateTime(value: string): boolean {
   return !Number.isNaN(instant.getTime()) && year >= 1 && year <= 9999
 }
 
-function createAjv(coerceTypes: boolean) {
+function createAjv(coerceTypes: Options['coerceTypes']) {
   const ajv = new Ajv.default({ ...shared, coerceTypes })
   addFormats.default(ajv)
   ajv.addFormat('uuid', UUID)
@@ -58,6 +59,28 @@ function plainNumbers(schema: unknown, validate: Validator): Validator {
   return checked
 }
 
+/**
+ * An email never holds a space, nor an instant before its offset's digits: in those parameters, a "+" the query
+ * string held unencoded was a plus (mario+news@example.it, …T10:00:00+01:00), not the space forms mean by it.
+ */
+function plusesRestored(schema: unknown, validate: Validator): Validator {
+  const properties = (schema as { properties?: Record<string, { format?: unknown }> }).properties ?? {}
+  const names = Object.keys(properties).filter((name) =>
+    ['email', 'date-time'].includes(String(properties[name]?.format)),
+  )
+  const restored: Validator = (data) => {
+    const query = data as ParsedQuery | null
+    const asSent = query?.[PLUSES_AS_SENT]
+    if (query && asSent) {
+      for (const name of names) if (typeof query[name] === 'string') query[name] = asSent[name]
+    }
+    const valid = validate(data)
+    restored.errors = validate.errors
+    return valid
+  }
+  return restored
+}
+
 /** What a compiler is asked: a route's schema for one part of the request. */
 export interface ValidatorRequest {
   schema: object
@@ -72,7 +95,8 @@ export type CompileValidator = (request: ValidatorRequest) => Validator
  */
 export function validatorCompiler(registered: () => Iterable<object>): CompileValidator {
   const bodyAjv = createAjv(false)
-  const textAjv = createAjv(true)
+  // Query strings: a parameter given once is a list of one where the schema wants a list (`?tag=vip`).
+  const textAjv = createAjv('array')
   const known = new Set<object>()
   const learn = () => {
     for (const schema of registered()) {
@@ -85,7 +109,7 @@ export function validatorCompiler(registered: () => Iterable<object>): CompileVa
   return ({ schema, httpPart }) => {
     learn()
     if (httpPart === 'body') return bodyAjv.compile(schema)
-    if (httpPart === 'querystring') return plainNumbers(schema, textAjv.compile(schema))
+    if (httpPart === 'querystring') return plainNumbers(schema, plusesRestored(schema, textAjv.compile(schema)))
     return textAjv.compile(schema)
   }
 }

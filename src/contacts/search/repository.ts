@@ -1,0 +1,153 @@
+// Searching a tenant's contacts: a page of a search in its order, its `next`, and, when asked, how many it finds.
+// Every statement names the tenant (src/contacts/search/sql.ts). A walk by -updatedAt ends with the contacts
+// that changed while it went on, which moved before it (docs/api-search.md, "Walking every page").
+import fp from 'fastify-plugin'
+import type { Database } from '../../db/database.js'
+import type { Contact } from '../model.js'
+import { type Cursor, decodeCursor, encodeCursor } from './cursor.js'
+import type { Filter, SearchPage, SearchRequest, Sort } from './model.js'
+import {
+  changedStatement,
+  countStatement,
+  type Position,
+  pageStatement,
+  rowsFor,
+  type SearchSpec,
+  type Statement,
+  type Walk,
+} from './sql.js'
+
+/**
+ * A contact as a page's statement answers it: with its position's instants, and a walk's on a first page (the
+ * answer's serializer leaves them out).
+ */
+export type PageRow = Contact & {
+  positionCreated: string
+  positionUpdated: string
+  walkBound?: string
+  walkXid?: string
+  walkNode?: string
+}
+
+/** SQLSTATE of a statement cancelled by statement_timeout. */
+const QUERY_CANCELED = '57014'
+
+export class SearchRepository {
+  constructor(
+    private readonly db: Database,
+    /** How long a count may take before the answer goes without it. */
+    private readonly countTimeoutMs: number,
+  ) {}
+
+  private run(tenantId: string, statement: Statement): Promise<PageRow[]> {
+    return this.db.query<PageRow>(statement.name, statement.sql, [tenantId, ...statement.params])
+  }
+
+  /** A page of the search and the cursor of the next (null on the last), as the search's answer has them. */
+  async search(tenantId: string, request: SearchRequest): Promise<SearchPage> {
+    const spec: SearchSpec = {
+      groups: (request.filterGroups ?? []).map((group) => group.filters as Filter[]),
+      ...(request.query !== undefined && { query: request.query }),
+      includeArchived: request.includeArchived ?? false,
+      sort: request.sort ?? '-createdAt',
+    }
+    const limit = request.limit ?? 50
+    const cursor = request.cursor === undefined ? undefined : decodeCursor(request.cursor, spec.sort)
+    const { rows, next } =
+      spec.sort === '-updatedAt'
+        ? await this.walkByUpdated(tenantId, spec, limit, cursor)
+        : await this.walk(tenantId, spec, limit, cursor)
+    const total = request.count ? await this.count(tenantId, spec) : undefined
+    return { data: rows, next: next && encodeCursor(next), ...(total !== undefined && { total }) }
+  }
+
+  /** A page in an order no change moves a contact back in: createdAt's, or updatedAt's forwards. */
+  private async walk(tenantId: string, spec: SearchSpec, limit: number, cursor?: Cursor) {
+    const rows = await this.run(tenantId, pageStatement(spec, rowsFor(limit), cursor?.at))
+    return {
+      rows: rows.slice(0, limit),
+      next: rows.length > limit ? { sort: spec.sort, at: positionOf(rows[limit - 1], spec.sort) } : null,
+    }
+  }
+
+  /**
+   * A page by -updatedAt. The first page notes the walk; when the walk has passed every contact, its last pages are
+   * the contacts changed since it began, which moved before it, oldest change first. A walk of one page is one
+   * snapshot and needs none.
+   */
+  private async walkByUpdated(tenantId: string, spec: SearchSpec, limit: number, cursor?: Cursor) {
+    const rows = limit + 1
+    if (cursor === undefined) {
+      const page = await this.run(tenantId, pageStatement(spec, rowsFor(limit), undefined, true))
+      const first = page[0]
+      if (page.length <= limit || first === undefined) return { rows: page.slice(0, limit), next: null }
+      const walk: Walk = {
+        bound: first.walkBound as string,
+        xid: first.walkXid as string,
+        node: first.walkNode as string,
+      }
+      return { rows: page.slice(0, limit), next: { sort: spec.sort, at: positionOf(page[limit - 1], spec.sort), walk } }
+    }
+    const walk = cursor.walk as Walk
+    let page: PageRow[] = []
+    if (!cursor.changed) {
+      page = await this.run(tenantId, pageStatement(spec, rowsFor(limit), cursor.at))
+      if (page.length > limit)
+        return { rows: page.slice(0, limit), next: { ...cursor, at: positionOf(page[limit - 1], spec.sort) } }
+    }
+    // Every contact passed: the rest of the page, and the next ones, are those changed since the walk began.
+    const shown = new Set(page.map((row) => row.id))
+    const changed = await this.run(
+      tenantId,
+      changedStatement(spec, rows - page.length, walk, cursor.changed ? cursor.at : undefined),
+    )
+    const more = changed.length > limit - page.length
+    const kept = changed.slice(0, limit - page.length)
+    const last = kept.at(-1)
+    return {
+      rows: [...page, ...kept.filter((row) => !shown.has(row.id))],
+      next: more && last ? { sort: spec.sort, walk, changed: true, at: positionOf(last, spec.sort) } : null,
+    }
+  }
+
+  /**
+   * How many contacts the search finds, or undefined when counting them takes longer than the count's timeout
+   * (the answer then goes without it rather than late).
+   */
+  async count(tenantId: string, spec: SearchSpec): Promise<number | undefined> {
+    const statement = countStatement(spec)
+    try {
+      return await this.db.transaction(async (query) => {
+        await query('search_count_timeout', "SELECT set_config('statement_timeout', $1, true)", [
+          String(this.countTimeoutMs),
+        ])
+        const [row] = await query<{ total: number }>(statement.name, statement.sql, [tenantId, ...statement.params])
+        return row?.total ?? 0
+      })
+    } catch (error) {
+      if ((error as { code?: unknown }).code === QUERY_CANCELED) return undefined
+      throw error
+    }
+  }
+}
+
+/** Where a page in `sort`'s order goes on from after this contact. */
+function positionOf(row: PageRow | undefined, sort: Sort): Position {
+  const { positionCreated, positionUpdated } = row as PageRow
+  return sort === 'createdAt' || sort === '-createdAt'
+    ? { created: positionCreated }
+    : { created: positionCreated, updated: positionUpdated }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    contactSearch: SearchRepository
+  }
+}
+
+export const searchRepository = fp(
+  async function searchRepository(fastify) {
+    fastify.decorate('contactSearch', new SearchRepository(fastify.db, fastify.config.SEARCH_COUNT_TIMEOUT_MS))
+  },
+  { name: 'search-repository', dependencies: ['database'] },
+)

@@ -1,0 +1,335 @@
+// The search's SQL: a page of the contacts that match a search, in its order, from a position, and their count.
+// A search is one WHERE: the tenant, its groups of filters ORed (each group's filters ANDed), its words, and the
+// position. Each filter is a condition on the contact's columns; those an index serves are written as the index
+// is (the migration contacts_search and docs/decisions/0008-search-indexes.md): the tags through
+// contact_tag_keys(), names, email words and phones through contact_words(), instants as ranges on the columns,
+// so that a selective filter reads its matches from an index and not the tenant's contacts one by one. Statements
+// whose best plan depends on their values are planned with them each time (REPLANNED); the others are prepared.
+import { isoUtcMicros } from '../../db/iso-time.js'
+import { REPLANNED, statementName } from '../../db/statement-name.js'
+import { contact } from '../model.js'
+import { selectListOf } from '../sql.js'
+import { CONTACT_SEARCH_FIELDS, type Filter, type SearchField, type Sort } from './model.js'
+
+/** A search as the statements take it: its groups (ORed; none: every contact), its words, what it includes. */
+export interface SearchSpec {
+  groups: readonly (readonly Filter[])[]
+  query?: string
+  includeArchived: boolean
+  sort: Sort
+}
+
+/** Where a page starts: after this contact in the sort's order (its instants to the microsecond, as text). */
+export interface Position {
+  updated?: string
+  created: string
+}
+
+/**
+ * What a walk by -updatedAt remembers from its first page, to end with the contacts that changed while it went
+ * on (they moved before it): the earliest instant a change committed since can carry (`bound`), the first page's
+ * snapshot's oldest transaction (`xid`) and the node that answered it (`node`: a tenant whose shards moved
+ * is on another, whose transaction ids are not comparable).
+ */
+export interface Walk {
+  bound: string
+  xid: string
+  node: string
+}
+
+export interface Statement {
+  name: string
+  sql: string
+  params: unknown[]
+}
+
+/** The words, tags and phones of a contact as its GIN indexes hold them (the migration contacts_search). */
+const WORDS = 'contact_words(c.tenant_id, c.first_name, c.last_name, c.email, c.phone)'
+const TAG_KEYS = 'contact_tag_keys(c.tenant_id, c.tags)'
+
+const FIELDS = new Map(CONTACT_SEARCH_FIELDS.map((field) => [field.name, field]))
+/** Each field's column (aliased `c`) and, for an enumeration, its type. */
+const STORED = new Map(contact.storage.answer.map(({ field, stored }) => [field, stored]))
+
+/** The parameters of one statement: $1 is the tenant; each value added answers its placeholder. */
+class Params {
+  readonly values: unknown[] = []
+  /** The placeholder of `value`, cast to `type`. */
+  add(value: unknown, type: string): string {
+    this.values.push(value)
+    return `$${this.values.length + 1}::${type}`
+  }
+}
+
+/** An instant as the answers show it, to the millisecond. */
+const millis = (placeholder: string) => `date_trunc('milliseconds', ${placeholder})`
+const nextMillis = (placeholder: string) => `(${millis(placeholder)} + interval '1 millisecond')`
+
+/**
+ * The condition of a filter on text compared word by word (names, and other text without an index): `eq` and `in`
+ * on the text's words, `prefix` on their start; the words index first where it holds the field (names).
+ */
+function wordsCondition(column: string, op: string, value: unknown, params: Params, indexed: boolean): string {
+  const text = `search_text(${column})`
+  const many = Array.isArray(value)
+  const given = many ? params.add(value, 'text[]') : params.add(value, 'text')
+  const texts = many ? given : `ARRAY[${given}]`
+  // The words index first, where it holds the field (names; the values have a word at least, by their schema).
+  const candidates = (prefix: boolean) =>
+    indexed ? `${WORDS} @@ contact_words_match($1, ${texts}, ${prefix}) AND ` : ''
+  const each = `ARRAY(SELECT search_text(v) FROM unnest(${given}) v)`
+  switch (op) {
+    case 'eq':
+      return `${candidates(false)}${text} = search_text(${given})`
+    case 'neq':
+      return `(${column} IS NULL OR ${text} <> search_text(${given}))`
+    case 'in':
+      return `${candidates(false)}${text} = ANY(${each})`
+    case 'notIn':
+      return `(${column} IS NULL OR ${text} <> ALL(${each}))`
+    default:
+      return `${candidates(true)}starts_with(${text}, search_text(${given}))`
+  }
+}
+
+function emailCondition(op: string, value: unknown, params: Params): string {
+  const lowered = (placeholder: string) => `ARRAY(SELECT lower(v) FROM unnest(${placeholder}) v)`
+  switch (op) {
+    case 'eq':
+      return `c.email_key = lower(${params.add(value, 'text')})`
+    case 'neq':
+      return `c.email_key IS DISTINCT FROM lower(${params.add(value, 'text')})`
+    case 'in':
+      return `c.email_key = ANY(${lowered(params.add(value, 'text[]'))})`
+    case 'notIn':
+      return `(c.email_key IS NULL OR c.email_key <> ALL(${lowered(params.add(value, 'text[]'))}))`
+    default: {
+      const given = params.add(value, 'text')
+      return `${WORDS} @@ contact_words_match($1, ARRAY[${given}], true) AND starts_with(c.email_key, lower(${given}))`
+    }
+  }
+}
+
+function phoneCondition(op: string, value: unknown, params: Params): string {
+  const many = Array.isArray(value)
+  const given = many ? params.add(value, 'text[]') : params.add(value, 'text')
+  const phones = many ? given : `ARRAY[${given}]`
+  switch (op) {
+    case 'neq':
+      return `(c.phone IS NULL OR phone_digits(c.phone) <> phone_digits(${given}))`
+    case 'notIn':
+      return `(c.phone IS NULL OR phone_digits(c.phone) <> ALL(ARRAY(SELECT phone_digits(v) FROM unnest(${given}) v)))`
+    default:
+      return `${WORDS} @@ contact_phone_match($1, ${phones}, ${op === 'prefix'})`
+  }
+}
+
+function enumCondition(column: string, type: string, op: string, value: unknown, params: Params): string {
+  switch (op) {
+    case 'eq':
+      return `${column} = ${params.add(value, type)}`
+    case 'neq':
+      return `${column} <> ${params.add(value, type)}`
+    case 'in':
+      return `${column} = ANY(${params.add(value, `${type}[]`)})`
+    default:
+      return `${column} <> ALL(${params.add(value, `${type}[]`)})`
+  }
+}
+
+/** Instants compared as the answers show them, to the millisecond: ranges on the column, which its index serves. */
+function instantCondition(column: string, op: string, value: unknown, params: Params): string {
+  if (op === 'between') {
+    const [from, to] = value as [string, string]
+    return `${column} >= ${millis(params.add(from, 'timestamptz'))} AND ${column} < ${nextMillis(params.add(to, 'timestamptz'))}`
+  }
+  const at = params.add(value, 'timestamptz')
+  switch (op) {
+    case 'eq':
+      return `${column} >= ${millis(at)} AND ${column} < ${nextMillis(at)}`
+    case 'neq':
+      return `(${column} IS NULL OR ${column} < ${millis(at)} OR ${column} >= ${nextMillis(at)})`
+    case 'lt':
+      return `${column} < ${millis(at)}`
+    case 'lte':
+      return `${column} < ${nextMillis(at)}`
+    case 'gt':
+      return `${column} >= ${nextMillis(at)}`
+    default:
+      return `${column} >= ${millis(at)}`
+  }
+}
+
+/**
+ * Tags through their keys, which the index holds. Only the keys: the same test on the row's tags beside them would
+ * count twice in PostgreSQL's estimate of how many contacts match (it multiplies conditions it takes as
+ * independent), which then prefers reading every match and sorting them to reading the first ones in order.
+ */
+function tagsCondition(op: string, value: unknown, params: Params): string {
+  const names = params.add(value, 'text[]')
+  switch (op) {
+    case 'hasAll':
+      return `${TAG_KEYS} @> contact_tag_keys($1, ${names})`
+    case 'hasAny':
+      return `${TAG_KEYS} && contact_tag_keys($1, ${names})`
+    default:
+      return `NOT (c.tags && ${names})`
+  }
+}
+
+/** The SQL condition of one filter, its values added to `params`. */
+function condition(field: SearchField, filter: Filter, params: Params): string {
+  const stored = STORED.get(field.name)
+  if (!stored) throw new Error(`no column for ${field.name}`)
+  const column = `c.${stored.column}`
+  if (filter.op === 'exists') return field.kind === 'tags' ? 'cardinality(c.tags) > 0' : `${column} IS NOT NULL`
+  if (filter.op === 'notExists') return field.kind === 'tags' ? 'cardinality(c.tags) = 0' : `${column} IS NULL`
+  switch (field.kind) {
+    case 'email':
+      return emailCondition(filter.op, filter.value, params)
+    case 'words':
+      return wordsCondition(column, filter.op, filter.value, params, true)
+    case 'label':
+      return wordsCondition(column, filter.op, filter.value, params, false)
+    case 'phone':
+      return phoneCondition(filter.op, filter.value, params)
+    case 'enum':
+      return enumCondition(column, stored.cast.slice(2), filter.op, filter.value, params)
+    case 'instant':
+      return instantCondition(column, filter.op, filter.value, params)
+    default:
+      return tagsCondition(filter.op, filter.value, params)
+  }
+}
+
+/** Whether a statement with this filter is best planned with its values (an index chosen by how many match). */
+const valueDependent = (field: SearchField, filter: Filter) =>
+  !(field.kind === 'enum' || filter.op === 'exists' || filter.op === 'notExists')
+
+/** The WHERE of a search without its position, and whether its plan depends on its values. */
+function searchWhere(spec: SearchSpec, params: Params): { where: string; replanned: boolean } {
+  let replanned = false
+  const group = (filters: readonly Filter[]) => {
+    const conditions = filters.map((filter) => {
+      const field = FIELDS.get(filter.field)
+      if (!field) throw new Error(`no searchable field ${filter.field}`)
+      if (valueDependent(field, filter)) replanned = true
+      return condition(field, filter, params)
+    })
+    // Archived contacts only where asked: includeArchived, or a group that names archivedAt.
+    if (!spec.includeArchived && !filters.some((filter) => filter.field === 'archivedAt')) {
+      conditions.push('c.archived_at IS NULL')
+    }
+    return conditions.length > 0 ? conditions.join(' AND ') : 'true'
+  }
+  const groups = spec.groups.length > 0 ? spec.groups.map(group) : [group([])]
+  const conditions = [
+    'c.tenant_id = $1',
+    groups.length === 1 ? groups[0] : `(${groups.map((g) => `(${g})`).join(' OR ')})`,
+  ]
+  if (spec.query !== undefined) {
+    replanned = true
+    const match = `contact_words_match($1, ARRAY[${params.add(spec.query, 'text')}], true)`
+    conditions.push(`${WORDS} @@ ${match}`)
+  }
+  return { where: conditions.filter((c) => c !== 'true').join(' AND '), replanned }
+}
+
+/**
+ * Page sizes written into the statements. A literal LIMIT lets PostgreSQL plan for the rows it will read (with
+ * `LIMIT $n` a generic plan assumes a tenth of the table); a page is read at the smallest size that holds it, and
+ * the few sizes keep the number of prepared statements small.
+ */
+const PAGE_SIZES = [1, 2, 5, 10, 20, 25, 50, 100, 150, 200] as const
+
+/** The rows a page of `limit` reads: the page and one more, which tells whether another page follows. */
+export const rowsFor = (limit: number) => (PAGE_SIZES.find((size) => size >= limit) ?? limit) + 1
+
+const selectContact = selectListOf(contact.storage)
+/**
+ * A contact with the instants its position is made of, to the microsecond: formatted for the rows a page keeps
+ * alone, outside the subquery that chooses them (a plan that sorts the matches would otherwise format them all).
+ */
+const PAGE_COLUMNS = `${selectContact('c')}, ${isoUtcMicros('c.created_at')} AS "positionCreated",
+    ${isoUtcMicros('c.updated_at')} AS "positionUpdated"`
+
+/**
+ * What a walk by -updatedAt notes on its first page: the earliest a change committed after this statement can
+ * carry as updatedAt (the start of the oldest transaction open on the node, or now; less a minute, for the clocks
+ * of a distributed PostgreSQL, whose coordinator gives now()), the snapshot's oldest transaction, and the node.
+ */
+const WALK_COLUMNS = `${isoUtcMicros(`(LEAST(statement_timestamp(), (SELECT min(a.xact_start) FROM pg_stat_get_activity(NULL) a
+      WHERE a.datid = (SELECT m.datid FROM pg_stat_get_activity(pg_backend_pid()) m))) - interval '1 minute')`)} AS "walkBound",
+    pg_snapshot_xmin(pg_current_snapshot())::text AS "walkXid",
+    (SELECT system_identifier FROM pg_control_system())::text AS "walkNode"`
+
+/** Statements by their text: one name each. */
+const names = new Map<string, string>()
+function named(sql: string, params: Params, replanned: boolean): Statement {
+  if (replanned) return { name: REPLANNED, sql, params: params.values }
+  let name = names.get(sql)
+  if (name === undefined) {
+    name = statementName('contacts_search', sql)
+    names.set(sql, name)
+  }
+  return { name, sql, params: params.values }
+}
+
+const ORDER: Record<Sort, { by: string; after: (p: Params, at: Position) => string }> = {
+  '-createdAt': { by: 'c.created_at DESC', after: (p, at) => `c.created_at < ${p.add(at.created, 'timestamptz')}` },
+  createdAt: { by: 'c.created_at', after: (p, at) => `c.created_at > ${p.add(at.created, 'timestamptz')}` },
+  '-updatedAt': {
+    by: 'c.updated_at DESC, c.created_at DESC',
+    after: (p, at) =>
+      `(c.updated_at, c.created_at) < (${p.add(at.updated, 'timestamptz')}, ${p.add(at.created, 'timestamptz')})`,
+  },
+  updatedAt: {
+    by: 'c.updated_at, c.created_at',
+    after: (p, at) =>
+      `(c.updated_at, c.created_at) > (${p.add(at.updated, 'timestamptz')}, ${p.add(at.created, 'timestamptz')})`,
+  },
+}
+
+/**
+ * A page of `rows` contacts of the search in its order, after `after` (none: from the start). `walkStart`: the
+ * first page of a walk by -updatedAt, which also answers the walk's columns.
+ */
+export function pageStatement(spec: SearchSpec, rows: number, after?: Position, walkStart = false): Statement {
+  const params = new Params()
+  const { where, replanned } = searchWhere(spec, params)
+  const order = ORDER[spec.sort]
+  const position = after ? ` AND ${order.after(params, after)}` : ''
+  const walk = walkStart ? `, ${WALK_COLUMNS}` : ''
+  const sql = `SELECT ${PAGE_COLUMNS}${walk}
+    FROM (SELECT * FROM contacts c WHERE ${where}${position} ORDER BY ${order.by} LIMIT ${rows}) c
+    ORDER BY ${order.by}`
+  return named(sql, params, replanned)
+}
+
+/**
+ * The end of a walk by -updatedAt: the contacts of the search that changed since its first page (their row written
+ * by a transaction that its snapshot did not see, on the node that answered it; on another node, every contact
+ * changed since the walk's bound), oldest change first, after `after` (none: from the start).
+ */
+export function changedStatement(spec: SearchSpec, rows: number, walk: Walk, after?: Position): Statement {
+  const params = new Params()
+  const { where } = searchWhere(spec, params)
+  const bound = params.add(walk.bound, 'timestamptz')
+  const xid = params.add(walk.xid, 'bigint')
+  const node = params.add(walk.node, 'text')
+  const position = after ? ` AND ${ORDER.updatedAt.after(params, after)}` : ''
+  const sql = `SELECT ${PAGE_COLUMNS}
+    FROM (SELECT * FROM contacts c WHERE ${where} AND c.updated_at >= ${bound}
+      AND CASE WHEN (SELECT system_identifier FROM pg_control_system())::text = ${node}
+        THEN age(c.xmin) <= pg_snapshot_xmax(pg_current_snapshot())::text::bigint - ${xid} ELSE true END${position}
+      ORDER BY ${ORDER.updatedAt.by} LIMIT ${rows}) c
+    ORDER BY ${ORDER.updatedAt.by}`
+  return named(sql, params, true)
+}
+
+/** How many contacts the search finds. */
+export function countStatement(spec: SearchSpec): Statement {
+  const params = new Params()
+  const { where } = searchWhere(spec, params)
+  return named(`SELECT count(*)::int AS total FROM contacts c WHERE ${where}`, params, true)
+}

@@ -1,0 +1,121 @@
+// A selective search reads its matches from an index, not the tenant's contacts one by one: the plans of the
+// statements the search sends, on a tenant whose tags and words are rare beside another tenant where the same tags
+// are common (their index keys are the tenant's own, and so are their statistics). On PGlite, PostgreSQL and Citus
+// (where the worker plans them). The figures at scale are docs/performance.md's.
+import type { FastifyInstance } from 'fastify'
+import t from 'tap'
+import type { Filter } from '../../src/contacts/search/model.ts'
+import { countStatement, pageStatement, type SearchSpec } from '../../src/contacts/search/sql.ts'
+import { citusNodes } from '../database.ts'
+import { build, createTenantWithKey } from '../helper.ts'
+import { planNodes, planUnder } from '../plans.ts'
+
+const CONTACTS = 3000
+
+/** The tenant's contacts, written by SQL three days ago: every 3rd tagged `comune`, those of `rare` tagged `raro`. */
+async function insert(app: FastifyInstance, tenantId: string, rare: (i: number) => boolean) {
+  await app.db.query(
+    '',
+    `INSERT INTO contacts (id, tenant_id, created_at, updated_at, email, first_name, last_name, phone, stage, tags)
+     SELECT gen_random_uuid(), $1, now() - interval '3 days' + i * interval '1 ms', now() - interval '3 days',
+       'persona.' || i || '@example.it',
+       CASE WHEN i % 1000 = 7 THEN 'Nicolò' ELSE 'Nome' || (i % 50) END, 'Cognome' || (i % 40),
+       '+39 02 ' || (1000000 + i), (ARRAY['lead','prospect','customer'])[1 + i % 3]::stage,
+       ARRAY_REMOVE(ARRAY[CASE WHEN i % 3 = 0 THEN 'comune' END, CASE WHEN i % 7 = 0 THEN 'altro' END,
+         CASE WHEN i = ANY($2::int[]) THEN 'raro' END, CASE WHEN i % 11 = 0 THEN 'terzo' END], NULL)
+     FROM generate_series(1, ${CONTACTS}) i`,
+    [tenantId, Array.from({ length: CONTACTS }, (_, i) => i + 1).filter(rare)],
+  )
+}
+
+/** Rows each scan of contacts read (kept and filtered out), over every loop, a worker's included on Citus. */
+function contactsRead(plan: unknown): number {
+  return planNodes(plan)
+    .filter((node) => String(node['Relation Name'] ?? '').startsWith('contacts'))
+    .reduce(
+      (sum, node) =>
+        sum +
+        (Number(node['Actual Rows'] ?? 0) + Number(node['Rows Removed by Filter'] ?? 0)) *
+          Number(node['Actual Loops'] ?? 1),
+      0,
+    )
+}
+
+const indexesOf = (plan: unknown) =>
+  new Set(
+    planNodes(plan).flatMap((node) =>
+      typeof node['Index Name'] === 'string' ? [node['Index Name'].replace(/_\d+$/, '')] : [],
+    ),
+  )
+
+t.test('selective searches read their matches through an index, whatever another tenant holds', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '100000' })
+  const tags = ['comune', 'altro', 'raro', 'terzo']
+  const tenant = await createTenantWithKey(app, { tags })
+  const other = await createTenantWithKey(app, { tags })
+  await insert(app, tenant.tenantId, (i) => i % 700 === 5)
+  await insert(app, other.tenantId, (i) => i % 3 !== 0)
+  // The last hour's changes: a few contacts changed now, the rest three days ago.
+  await app.db.query(
+    '',
+    `UPDATE contacts SET stage = 'ex_customer', updated_at = now() WHERE tenant_id = $1
+       AND id IN (SELECT id FROM contacts WHERE tenant_id = $1 ORDER BY created_at LIMIT 4)`,
+    [tenant.tenantId],
+  )
+  if (citusNodes().length === 0) await app.db.query('', 'ANALYZE contacts', [])
+  else await app.db.query('', "SELECT run_command_on_shards('contacts', 'ANALYZE %s')", [])
+
+  const hourAgo = new Date(Date.now() - 3_600_000).toISOString()
+  const group = (...filters: Filter[]): SearchSpec => ({
+    groups: [filters],
+    includeArchived: false,
+    sort: '-createdAt',
+  })
+  const cases: { what: string; spec: SearchSpec; index: string; matches: number }[] = [
+    {
+      what: 'a rare tag',
+      spec: group({ field: 'tags', op: 'hasAll', value: ['raro'] }),
+      index: 'contacts_tag_keys_idx',
+      matches: 5,
+    },
+    {
+      what: 'three tags and a stage',
+      spec: group(
+        { field: 'tags', op: 'hasAll', value: ['raro', 'comune', 'terzo'] },
+        { field: 'stage', op: 'eq', value: 'lead' },
+      ),
+      index: 'contacts_tag_keys_idx',
+      matches: 1,
+    },
+    {
+      what: 'a name prefix',
+      spec: group({ field: 'firstName', op: 'prefix', value: 'nicol' }),
+      index: 'contacts_words_idx',
+      matches: 3,
+    },
+    { what: 'words', spec: { ...group(), query: 'nicolo persona' }, index: 'contacts_words_idx', matches: 3 },
+    {
+      what: 'a phone',
+      spec: group({ field: 'phone', op: 'eq', value: '+39 02 1000707' }),
+      index: 'contacts_words_idx',
+      matches: 1,
+    },
+    {
+      what: 'the last hour’s changes',
+      spec: { ...group({ field: 'updatedAt', op: 'gte', value: hourAgo }), sort: '-updatedAt' },
+      index: 'contacts_tenant_id_updated_at_created_at_idx',
+      matches: 4,
+    },
+  ]
+  for (const { what, spec, index, matches } of cases) {
+    const count = countStatement(spec)
+    const [found] = await app.db.query<{ total: number }>(count.name, count.sql, [tenant.tenantId, ...count.params])
+    t.equal(found?.total, matches, `${what}: ${matches} contacts`)
+    for (const statement of [pageStatement(spec, 51), countStatement(spec)]) {
+      const plan = await planUnder(app, [], statement.sql, [tenant.tenantId, ...statement.params])
+      const read = contactsRead(plan)
+      t.ok(indexesOf(plan).has(index), `${what}: through ${index} (${[...indexesOf(plan)].join(', ')})`)
+      t.ok(read <= 60, `${what}: ${read} rows of contacts read, not the tenant's ${CONTACTS}`)
+    }
+  }
+})
