@@ -9,30 +9,32 @@ import type { TenantSample } from './wrk.ts'
 
 const ROUNDS = 3
 
-export async function measureCounts(url: string, tenant: TenantSample, contacts: number): Promise<Verdict> {
+/** A search's page of one contact, counted: its total (none when the count ran out of time) and how long it took. */
+async function counted(url: string, key: string, filters: object[]) {
+  const started = performance.now()
+  const res = await fetch(`${url}/api/v1/contacts/search`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ filterGroups: filters.length > 0 ? [{ filters }] : [], limit: 1, count: true }),
+  })
+  const answer = (await res.json()) as { total?: number }
+  return { ms: performance.now() - started, total: res.status === 200 ? answer.total : undefined }
+}
+
+export async function measureCounts(url: string, tenant: TenantSample): Promise<Verdict> {
+  const all = (await counted(url, tenant.key, [])).total ?? 0
   const times: number[] = []
   const totals: number[] = []
   for (let round = 0; round < ROUNDS; round++) {
     for (const tag of tenant.tags) {
-      const body = {
-        filterGroups: [{ filters: [{ field: 'tags', op: 'hasAll', value: [tag] }] }],
-        limit: 1,
-        count: true,
-      }
-      const started = performance.now()
-      const res = await fetch(`${url}/api/v1/contacts/search`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      })
-      const answer = (await res.json()) as { total?: number }
-      times.push(performance.now() - started)
-      if (res.status === 200 && answer.total !== undefined) totals.push(answer.total)
+      const { ms, total } = await counted(url, tenant.key, [{ field: 'tags', op: 'hasAll', value: [tag] }])
+      times.push(ms)
+      if (total !== undefined) totals.push(total)
     }
   }
-  const share = totals.length > 0 ? (median(totals) ?? 0) / contacts : 0
+  const share = all > 0 ? (median(totals) ?? 0) / all : 0
   return {
-    label: `search count of a tag on ~${fixed(share * 100, 0)}% of ${contacts.toLocaleString('en-US')} contacts < 1 s`,
+    label: `search count of a tag on ~${fixed(share * 100, 0)}% of ${all.toLocaleString('en-US')} contacts < 1 s`,
     value: `median ${fixed(median(times) ?? 0, 0)} ms, max ${fixed(Math.max(...times), 0)} ms, ${totals.length}/${times.length} with total`,
     pass: totals.length === times.length && Math.max(...times) < 1000,
   }

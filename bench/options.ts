@@ -53,6 +53,8 @@ const HELP = `usage: tsx bench/run.ts [options]
                      package, rubrica against the baseline
   --one-tenant       measure POST and PATCH with all requests on one tenant (i, j) against the same load spread
                      over every tenant (e, f), alternating which goes first by round; the baseline runs e and f
+  --search           the first page (b) and the same page filtered by a tag (k), by three tags and a stage (l) and
+                     by words (m), then the count of a tag on ~30% of a tenant; with --large on 1,000,000
   --citus            the same run on a database of the same name on a Citus coordinator too (BENCH_CITUS_URL,
                      created with ../shared/citus/cluster.sh db NAME), both targets, alternating with PostgreSQL;
                      scenarios a-f only (with --one-tenant, its four); reports Citus against PostgreSQL
@@ -94,6 +96,7 @@ function parseFlags() {
       large: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
       'one-tenant': { type: 'boolean', default: false },
+      search: { type: 'boolean', default: false },
       citus: { type: 'boolean', default: false },
       before: { type: 'string' },
       profile: { type: 'boolean', default: false },
@@ -149,9 +152,13 @@ function benchOptions(flags: Flags, mode: Mode): BenchOptions {
   return options
 }
 
-/** Every scenario; --citus leaves out g and h (rubrica-only variants); --one-tenant measures e, i, f, j alone. */
+/**
+ * Every scenario; --citus leaves out g and h (rubrica-only variants); --one-tenant measures e, i, f, j alone;
+ * --search the first page and its filtered variants, k, l and m.
+ */
 function scenariosOf(flags: Flags): ScenarioId[] {
   if (flags['one-tenant']) return ['e', 'i', 'f', 'j']
+  if (flags.search) return ['b', 'k', 'l', 'm']
   return flags.citus
     ? ['a', 'b', 'c', 'd', 'e', 'f', 'k', 'l', 'm']
     : ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'k', 'l', 'm']

@@ -133,7 +133,7 @@ async function main(): Promise<number> {
     note(`vacuumed the bench tables in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   })
   const loadAfter = loadavg()
-  const counts = await measureCounts(targets.rubrica.url, samples[0] as TenantSample, options.contacts)
+  const counts = await measureCounts(targets.rubrica.url, samples[0] as TenantSample)
   const profiles = profile ? await profileAlone(targets, scripts) : ''
 
   const record: RunRecord = {
