@@ -38,7 +38,7 @@ FROM ${NODE_IMAGE}
 # Metrics are off by default (two instances on one host would collide on the port); the image turns them on,
 # on all interfaces: METRICS_HOST's default, loopback, is unreachable from outside a container. No demo key on
 # an empty database: printed on stdout, it would land in `docker logs` and every log collector; the first tenant
-# and key are made with the CLI (docs/operations.md, "Containers").
+# and key are made with the CLI (docs/deployment.md, "Containers").
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data METRICS_ENABLED=true METRICS_HOST=0.0.0.0 METRICS_PORT=9464 \
     DEMO_ON_EMPTY=false
 WORKDIR /app

@@ -35,10 +35,9 @@ export function benchDatabase(name: string, citus = false): BenchDatabase {
   return { name, adminUrl, url: url.toString(), citus }
 }
 
-/** ../shared/citus/cluster.sh (or CITUS_DIR's): creates a database on every node, or drops it from every node. */
+/** scripts/citus-cluster.sh: creates a database on every node, or drops it from every node. */
 function clusterScript(action: 'db' | 'drop', name: string): Promise<string> {
-  const script = resolve(root, process.env.CITUS_DIR ?? '../shared/citus', 'cluster.sh')
-  return runCommand('bash', [script, action, name], serviceEnv(''), 120_000)
+  return runCommand('bash', [resolve(root, 'scripts/citus-cluster.sh'), action, name], serviceEnv(''), 120_000)
 }
 
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -56,7 +56,7 @@ const HELP = `usage: tsx bench/run.ts [options]
   --search           the first page (b) and the same page filtered by a tag (k), by three tags and a stage (l) and
                      by words (m), then the count of a tag on ~30% of a tenant; with --large on 1,000,000
   --citus            the same run on a database of the same name on a Citus coordinator too (BENCH_CITUS_URL,
-                     created with ../shared/citus/cluster.sh db NAME), both targets, alternating with PostgreSQL;
+                     created with scripts/citus-cluster.sh db NAME), both targets, alternating with PostgreSQL;
                      scenarios a-f only (with --one-tenant, its four); reports Citus against PostgreSQL
   --before DIR       also measure the rubrica built in DIR (a clone or worktree of an earlier commit, after its
                      "npm ci && npm run build") in the same rounds, on the same database; reports after against
@@ -65,8 +65,7 @@ const HELP = `usage: tsx bench/run.ts [options]
   --out FILE         also write all results as JSON
 Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), the server used to create the
 bench database; the bench database lives on the same server. BENCH_CITUS_URL (default
-postgres://postgres@127.0.0.1:9700/postgres), the Citus coordinator of --citus; CITUS_DIR (default
-../shared/citus), where its cluster.sh is.
+postgres://postgres@127.0.0.1:9700/postgres), the Citus coordinator of --citus.
 `
 
 /** Reads process.argv; prints --help and exits 0, or exits 2 on a bad command line. */

@@ -20,7 +20,7 @@
 // many connections as operations in flight; --smoke: 2 x 1,000 and 500. The database (rubrica_prisma_writes, or
 // rubrica_prisma_writes_smoke_<pid>) is created and seeded as bench/run.ts does (bench/database.ts, on
 // BENCH_PG_URL's server) and dropped at the end unless --keep.
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { PrismaPg } from '@prisma/adapter-pg'
@@ -171,7 +171,7 @@ const NEW_CONTACT = { phone: '+39 02 1234 5678', firstName: 'Bench', lastName: '
 
 /** rubrica's own values for its create statement. */
 const createValues = (tenantId: string, email: string, tag: string) =>
-  createParams(tenantId, { ...NEW_CONTACT, email, tags: [tag] })
+  createParams(tenantId, { ...NEW_CONTACT, email, tags: [tag] }, randomUUID(), null)
 
 /** POST as rubrica did it before 797fadf: the tag's id by a prepared statement, then Prisma's nested create. */
 async function createByModel(clients: Clients, prisma: PrismaClient, tenantId: string, email: string, tag: string) {

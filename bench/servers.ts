@@ -224,9 +224,14 @@ export async function startTarget(
  * Starts the build of rubrica in `checkout` (a clone or worktree of an earlier commit, built with `npm run build`)
  * on the bench database, as rubrica is started: its own dist/server.js and node_modules, the same environment.
  */
-export async function startBefore(checkout: string, databaseUrl: string): Promise<Server> {
+export async function startBefore(
+  checkout: string,
+  databaseUrl: string,
+  extra: Record<string, string> = {},
+): Promise<Server> {
   const port = await freePort()
-  return startServer('rubrica-before', ['dist/server.js'], targetEnv('rubrica', databaseUrl, port), port, checkout)
+  const env = { ...targetEnv('rubrica', databaseUrl, port), ...extra }
+  return startServer('rubrica-before', ['dist/server.js'], env, port, checkout)
 }
 
 /**

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
-import { type Database, openDatabase } from '../src/db/database.ts'
+import { type Database, openDatabase, PGLITE_EXTENSIONS } from '../src/db/database.ts'
 import { defaultMigrationsDir, deployMigrations } from '../src/db/migrate.ts'
 import { pgliteSession, pgSession } from '../src/db/sql-session.ts'
 
@@ -34,7 +34,7 @@ async function migrationsFingerprint(): Promise<string> {
 async function pgliteTemplate(): Promise<Blob> {
   const path = join(tmpdir(), `rubrica-template-${await migrationsFingerprint()}.tar.gz`)
   if (!existsSync(path)) {
-    const client = await PGlite.create()
+    const client = await PGlite.create({ extensions: PGLITE_EXTENSIONS })
     await deployMigrations(pgliteSession(client))
     const dump = await client.dumpDataDir('gzip')
     await client.close()
@@ -65,7 +65,7 @@ export async function createTestDatabase({
 } = {}): Promise<TestDatabase> {
   const baseUrl = process.env.TEST_DATABASE_URL
   if (!baseUrl) {
-    const client = await PGlite.create({ loadDataDir: await pgliteTemplate() })
+    const client = await PGlite.create({ loadDataDir: await pgliteTemplate(), extensions: PGLITE_EXTENSIONS })
     const database = await openDatabase({ pglite: client })
     return { database, url: undefined, close: () => database.close() }
   }
@@ -119,9 +119,10 @@ function callerInSource(): string | null {
 }
 
 /**
- * Records the statements that rubrica's code (src/) runs on `database`, through `query` or a transaction's, with
- * the values of their first run; `check` has Citus plan each (EXPLAIN, in a transaction rolled back) and throws
- * unless each runs as one task, with no step before it: on one shard, or on one node for a reference table.
+ * Records the statements that rubrica's code (src/) runs on `database`, through `query` or a transaction's (its
+ * background pool's too), with the values of their first run; `check` has Citus plan each (EXPLAIN, in a
+ * transaction rolled back) and throws unless each runs as one task, with no step before it: on one shard, or on
+ * one node for a reference table.
  */
 function recordStatements(database: Database): { check(): Promise<void> } {
   const recorded = new Map<string, Recorded>()
@@ -129,19 +130,21 @@ function recordStatements(database: Database): { check(): Promise<void> } {
     const key = `${name}\u0000${sql}`
     if (!recorded.has(key) && !checkedStatements.has(key) && callerInSource()) recorded.set(key, { name, sql, params })
   }
-  const query = database.query.bind(database)
-  database.query = (name, sql, params) => {
-    record(name, sql, params)
-    return query(name, sql, params)
+  for (const statements of [database, database.background]) {
+    const query = statements.query.bind(statements)
+    statements.query = (name, sql, params) => {
+      record(name, sql, params)
+      return query(name, sql, params)
+    }
+    const transaction = statements.transaction.bind(statements)
+    statements.transaction = (work) =>
+      transaction((inner) =>
+        work((name, sql, params) => {
+          record(name, sql, params)
+          return inner(name, sql, params)
+        }),
+      )
   }
-  const transaction = database.transaction.bind(database)
-  database.transaction = (work) =>
-    transaction((inner) =>
-      work((name, sql, params) => {
-        record(name, sql, params)
-        return inner(name, sql, params)
-      }),
-    )
   return {
     async check() {
       const refused: string[] = []

@@ -84,7 +84,7 @@ export async function createTenantWithKey(
 ): Promise<TenantFixture> {
   const prisma = app.db.prisma
   const tenant = await prisma.tenant.create({
-    data: { name: options.name ?? 'Acme', status: options.status ?? 'active' },
+    data: { name: options.name ?? 'Acme', status: options.status ?? 'active', eventFeed: { create: {} } },
   })
   if (options.tags?.length) {
     await prisma.tag.createMany({ data: options.tags.map((name) => ({ tenantId: tenant.id, name })) })

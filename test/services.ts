@@ -143,14 +143,17 @@ export interface PrivateCitus {
   url: string
   coordinator: PrivateServer
   workers: PrivateServer[]
+  /** Servers with Citus installed and the extension created, not yet added to the cluster. */
+  spares: PrivateServer[]
   stop(): Promise<void>
 }
 
 /**
  * A Citus cluster of its own (a coordinator and two workers, each a private PostgreSQL with the extension), for a
- * test that stops a node: the machine's shared cluster serves the other tests meanwhile.
+ * test that stops a node or moves shards: the machine's shared cluster serves the other tests meanwhile. With
+ * `spares`, that many more servers are ready to be added as workers (citus_add_node), and fewer are registered.
  */
-export async function startCitus(): Promise<PrivateCitus> {
+export async function startCitus(options: { spares?: number } = {}): Promise<PrivateCitus> {
   const settings = [
     'shared_preload_libraries=citus',
     'citus.enable_unsafe_triggers=on',
@@ -158,19 +161,24 @@ export async function startCitus(): Promise<PrivateCitus> {
     'citus.node_connection_timeout=2000',
     'max_connections=100',
   ]
-  const [coordinator, ...workers] = await Promise.all([0, 1, 2].map(() => startPostgres(settings)))
+  const spareCount = options.spares ?? 0
+  const servers = await Promise.all([0, 1, 2].map(() => startPostgres(settings)))
+  const [coordinator, ...others] = servers
   if (!coordinator) throw new Error('no coordinator')
+  const workers = others.slice(0, others.length - spareCount)
+  const spares = others.slice(others.length - spareCount)
   const psql = (server: PrivateServer, sql: string) =>
     execFileSync('psql', ['-h', '127.0.0.1', '-p', String(server.port), '-U', 'postgres', '-qAtc', sql, 'postgres'])
-  for (const server of [coordinator, ...workers]) psql(server, 'CREATE EXTENSION citus')
+  for (const server of servers) psql(server, 'CREATE EXTENSION citus')
   psql(coordinator, `SELECT citus_set_coordinator_host('127.0.0.1', ${coordinator.port})`)
   for (const worker of workers) psql(coordinator, `SELECT citus_add_node('127.0.0.1', ${worker.port})`)
   return {
     url: coordinator.url,
     coordinator,
     workers,
+    spares,
     async stop() {
-      await Promise.all([coordinator, ...workers].map((server) => server.stop()))
+      await Promise.all(servers.map((server) => server.stop()))
     },
   }
 }

@@ -89,7 +89,7 @@ stop_gracefully() {
 
 # Embedded PGlite in DATA_DIR (the image's default). The first start on the empty database prints no key: the
 # image sets DEMO_ON_EMPTY=false, since a key on stdout lands in `docker logs` and every log collector. The first
-# tenant and key come from the CLI (docs/operations.md, "Containers"), with the server stopped, then the server runs
+# tenant and key come from the CLI (docs/deployment.md, "Containers"), with the server stopped, then the server runs
 # with that key. Sets embedded_key.
 run_embedded() {
   local name=embedded log=$tmp/embedded-empty.log tenant tenant_id issued

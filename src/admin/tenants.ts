@@ -23,8 +23,12 @@ export interface TenantListItem extends TenantSummary {
 
 const summary = { id: true, name: true, status: true, rateLimitMax: true } as const
 
+/**
+ * A tenant, with its event feed's row: a writing transaction makes that row when it is missing, and a second
+ * writer of the tenant would wait for the first to commit (docs/decisions/0009-feed-positions-as-data.md).
+ */
 export async function createTenant(prisma: PrismaExecutor, name: string): Promise<TenantSummary> {
-  const data = { name: cleanText(name, 'Tenant name', TENANT_NAME_MAX_LENGTH) }
+  const data = { name: cleanText(name, 'Tenant name', TENANT_NAME_MAX_LENGTH), eventFeed: { create: {} } }
   return prisma.tenant.create({ data, select: summary })
 }
 

@@ -31,8 +31,8 @@ export async function listWebhooks(prisma: PrismaExecutor, tenantId: string): Pr
     }),
     // Events after each webhook's position (of the types it takes), its retries, and what it gave up.
     prisma.$queryRaw<CountRow[]>`SELECT k.webhook_id AS "webhookId",
-        (SELECT count(*) FROM events e WHERE e.tenant_id = k.tenant_id AND (e.xid, e.n) > (k.xid, k.n)
-          AND e.type = ANY(w.events))
+        (SELECT count(*) FROM events e LEFT JOIN event_commits t ON t.tenant_id = e.tenant_id AND t.txn = e.txn
+          WHERE e.tenant_id = k.tenant_id AND (t.seq IS NULL OR (t.seq, e.n) > (k.seq, k.n)) AND e.type = ANY(w.events))
         + (SELECT count(*) FROM delivery_retries r WHERE r.tenant_id = k.tenant_id AND r.webhook_id = k.webhook_id)
           AS pending,
         (SELECT count(*) FROM delivery_attempts a WHERE a.tenant_id = k.tenant_id AND a.webhook_id = k.webhook_id

@@ -21,13 +21,6 @@ export class ErasedEmails {
   private readonly hashKey: Buffer | null
   /** Per tenant: whether it has erased addresses, as last read or learnt. */
   private readonly guardedTenants = new LRUCache<string, boolean>({ max: 10_000, ttl: ERASURES_CACHE_MS })
-  /**
-   * Per tenant, this instance's creates in flight that do not check erased addresses, and the erasures waiting for
-   * them: such a create, racing a first erasure of its address, would wait for the erasure's row lock and then
-   * insert the address again (its statement began before the erasure committed, so it saw no erased address).
-   */
-  private readonly unguarded = new Map<string, { count: number; drained: (() => void)[] }>()
-
   constructor(secretKey: Buffer | null) {
     this.hashKey = secretKey === null ? null : derivedKey(secretKey, 'erased emails')
   }
@@ -50,41 +43,20 @@ export class ErasedEmails {
   async guarded(query: Query, tenantId: string): Promise<boolean> {
     const known = this.guardedTenants.get(tenantId)
     if (known !== undefined) return known
-    const [row] = await query<{ erased: boolean }>('erased_emails_any', HAS_ERASED_SQL, [tenantId])
-    const erased = row?.erased === true
+    const erased = await this.hasAny(query, tenantId)
     this.guardedTenants.set(tenantId, erased)
     return erased
   }
 
-  /** The tenant erases a contact (here or on another instance): its creates check from now on. */
+  /** Whether the tenant has erased addresses, read now. */
+  async hasAny(query: Query, tenantId: string): Promise<boolean> {
+    const [row] = await query<{ erased: boolean }>('erased_emails_any', HAS_ERASED_SQL, [tenantId])
+    return row?.erased === true
+  }
+
+  /** The tenant erases a contact (here or on another instance): its batches check from now on. */
   erasing(tenantId: string): void {
     this.guardedTenants.set(tenantId, true)
-  }
-
-  /**
-   * Counts a create that found the tenant without erased addresses, until it calls the function returned; null
-   * when the tenant began erasing meanwhile (the create must check after all).
-   */
-  createUnguarded(tenantId: string): (() => void) | null {
-    if (this.guardedTenants.get(tenantId) === true) return null
-    const flight = this.unguarded.get(tenantId) ?? { count: 0, drained: [] }
-    flight.count++
-    this.unguarded.set(tenantId, flight)
-    let done = false
-    return () => {
-      if (done) return
-      done = true
-      if (--flight.count > 0) return
-      this.unguarded.delete(tenantId)
-      for (const resolve of flight.drained) resolve()
-    }
-  }
-
-  /** Marks the tenant as erasing, then waits for its unchecked creates in flight on this instance to end. */
-  async erasingHere(tenantId: string): Promise<void> {
-    this.erasing(tenantId)
-    const flight = this.unguarded.get(tenantId)
-    if (flight) await new Promise<void>((resolve) => flight.drained.push(resolve))
   }
 
   /** Forgets what was read: announcements may have been missed (the subscription started over). */

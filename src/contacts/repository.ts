@@ -13,7 +13,7 @@ import type { EmailStatus } from '../generated/prisma/enums.js'
 import type { ErasedEmails } from './erased-emails.js'
 import type { Contact, ContactCreate, ContactList, ContactUpdate } from './model.js'
 import { type ContactListQuery, listFilters } from './search/model.js'
-import type { PageRow } from './search/repository.js'
+import type { SearchRepository } from './search/repository.js'
 import { pageStatement, rowsFor } from './search/sql.js'
 import { cursorBound, statements } from './sql.js'
 
@@ -43,13 +43,14 @@ export type UpdateResult =
  */
 const CREATE_ATTEMPTS = 5
 
-const { GET_SQL, BY_EMAIL_KEY_SQL, CREATE_SQL, createParams, CREATE_GUARDED_SQL, guardedParams, updateStatement } =
-  statements
+const { GET_SQL, BY_EMAIL_KEY_SQL, UNKNOWN_TAGS_SQL, CREATE_SQL, createParams, updateStatement } = statements
 
 export class ContactRepository {
   constructor(
     private readonly db: Database,
     private readonly erased: ErasedEmails,
+    /** Runs the list's pages, which are searches of one group. */
+    private readonly search: SearchRepository,
   ) {}
 
   /**
@@ -67,8 +68,7 @@ export class ContactRepository {
       sort: '-createdAt' as const,
     }
     const after = query.cursor === undefined ? undefined : { created: cursorBound(query.cursor) }
-    const statement = pageStatement(spec, rowsFor(query.limit), after)
-    const rows = await this.db.query<PageRow>(statement.name, statement.sql, [tenantId, ...statement.params])
+    const rows = await this.search.run(tenantId, pageStatement(spec, rowsFor(query.limit), after))
     const page = rows.slice(0, query.limit)
     const last = page.at(-1)
     return { data: page, next: rows.length > query.limit && last ? last.positionCreated : null }
@@ -80,35 +80,31 @@ export class ContactRepository {
   }
 
   /**
-   * `query` runs the statements elsewhere than the pool: in a transaction (an Idempotency-Key's). In a tenant that
-   * has erased addresses, the insert itself refuses an erased one (CREATE_GUARDED_SQL): still one statement.
+   * `query` runs the statements elsewhere than the pool: in a transaction (an Idempotency-Key's). One statement,
+   * which also refuses an erased address (CREATE_SQL); what it refused is looked up after.
    */
   async create(tenantId: string, input: ContactCreate, query: Query = this.db.query): Promise<CreateResult> {
-    const release = (await this.erased.guarded(query, tenantId)) ? null : this.erased.createUnguarded(tenantId)
-    try {
-      return await this.insert(tenantId, input, query, release === null)
-    } finally {
-      release?.()
-    }
-  }
-
-  private async insert(tenantId: string, input: ContactCreate, query: Query, guarded: boolean): Promise<CreateResult> {
-    const hash = guarded ? this.erased.hash(input.email) : null
-    if (guarded && hash === null) return { kind: 'unverifiable' }
+    const hash = this.erased.hash(input.email)
     for (let attempt = 1; ; attempt++) {
       let row: Versioned | undefined
       try {
-        ;[row] =
-          hash === null
-            ? await query<Versioned>('contacts_create', CREATE_SQL, createParams(tenantId, input))
-            : await query<Versioned>(REPLANNED, CREATE_GUARDED_SQL, guardedParams(tenantId, input, randomUUID(), hash))
+        ;[row] = await query<Versioned>(
+          'contacts_create',
+          CREATE_SQL,
+          createParams(tenantId, input, randomUUID(), hash),
+        )
       } catch (error) {
         const names = unknownTagsOf(error)
         if (names) return { kind: 'unknown_tags', names }
         throw error
       }
       if (row) return { kind: 'created', contact: row }
-      // Nothing inserted: the email is taken, or erased, or (rarely) the instant createdAt took.
+      // Nothing inserted: the email is taken, or erased, or the tenant has no feed row yet, or (rarely) the instant
+      // createdAt took was. Unknown tags are the request's own fault, and come first, as when a row is written.
+      if (input.tags && input.tags.length > 0) {
+        const [unknown] = await query<{ names: string[] }>(REPLANNED, UNKNOWN_TAGS_SQL, [tenantId, input.tags])
+        if (unknown && unknown.names.length > 0) return { kind: 'unknown_tags', names: unknown.names }
+      }
       const [existing] = await query<{ id: string; status: EmailStatus }>(REPLANNED, BY_EMAIL_KEY_SQL, [
         tenantId,
         input.email,
@@ -116,9 +112,9 @@ export class ContactRepository {
       if (existing) return { kind: 'conflict', existing }
       if (hash !== null) {
         if ((await this.erased.erasedAmong(query, tenantId, [hash])).size > 0) return { kind: 'erased' }
-        // Every tenant with erasures has its event_feeds row (the erasure writes it); should one not, it has now.
-        await query('contacts_feed_anchor', FEED_ANCHOR_SQL, [tenantId])
-      }
+        // Without the secrets key no address can be told from another: the tenant's erasures refuse them all.
+      } else if (await this.erased.hasAny(query, tenantId)) return { kind: 'unverifiable' }
+      await query('contacts_feed_anchor', FEED_ANCHOR_SQL, [tenantId])
       if (attempt === CREATE_ATTEMPTS) throw new Error(`a create found its createdAt taken ${attempt} times`)
     }
   }
@@ -171,7 +167,7 @@ declare module 'fastify' {
 /** The repository on the app, for the routes (and tests that hold a request back inside it). */
 export const contactsRepository = fp(
   async function contactsRepository(fastify) {
-    fastify.decorate('contacts', new ContactRepository(fastify.db, fastify.erasedEmails))
+    fastify.decorate('contacts', new ContactRepository(fastify.db, fastify.erasedEmails, fastify.contactSearch))
   },
-  { name: 'contacts-repository', dependencies: ['database', 'erased-emails'] },
+  { name: 'contacts-repository', dependencies: ['database', 'erased-emails', 'search-repository'] },
 )

@@ -53,7 +53,7 @@ export const listContacts = {
   querystring: ContactListQuerySchema,
   response: {
     200: success('Una pagina di contatti', Type.Ref(ContactListSchema)),
-    ...errorResponses(COMMON_CODES),
+    ...errorResponses([...COMMON_CODES, 'server_busy']),
   },
 }
 

@@ -29,7 +29,7 @@ async function create(request: FastifyRequest, reply: FastifyReply, input: Conta
   const headers = { location: `${API_PREFIX}/contacts/${result.contact.id}`, etag: etagOf(result.contact.version) }
   // The route's own serializer for a 201 (fast-json-stringify), as if the contact were sent.
   const body = String(reply.serializeInput(result.contact, '201', 'application/json'))
-  return { status: 201, headers, body } satisfies StoredAnswer
+  return { status: 201, headers, body, contactIds: [result.contact.id] } satisfies StoredAnswer
 }
 
 const contacts: FastifyPluginAsyncTypebox = async (fastify) => {

@@ -65,11 +65,16 @@ function statementCache() {
 }
 
 /**
- * A contact in one statement, on one node: INSERT … VALUES, its tags in its row. Nothing is inserted when a unique
- * key is taken (no row): the email (a conflict), or, rarely, the instant createdAt took, which another insert of
- * the tenant took first (the caller retries). A tag the tenant does not have fails the statement (SQLSTATE
- * RB001, the contacts trigger). Its values: $1 the tenant id, then the body's fields in storage.create's order
- * (or what is stored when one is absent).
+ * A contact in one statement, on one node: an INSERT … SELECT from the tenant's row in event_feeds (which every
+ * tenant that has written has: Citus then runs it on one node), its tags in its row. Nothing is inserted when the
+ * email's keyed hash (`$hash`; null without the instance's secrets key: any) is an address the tenant erased, when
+ * a contact has the email as this statement begins, or when a unique key is taken (the email, or, rarely, the
+ * instant createdAt took, which another insert of the tenant took first: the caller retries). Erased addresses and
+ * the email are read in the statement's snapshot, in the one statement that inserts, so that no erasure, on this
+ * instance or another, lets the address back: one committed before it began is seen; one still running then is
+ * seen through its contact, which still exists for it. A tag the tenant does not have fails the statement
+ * (SQLSTATE RB001, the contacts trigger). Its values: $1 the tenant id, then the body's fields in storage.create's
+ * order (or what is stored when one is absent), the new contact's id and the hash.
  */
 function createStatement(storage: ContactStorage, selectList: SelectList) {
   const bodyFields = storage.create.flatMap(({ from }) => ('body' in from ? [from] : []))
@@ -78,39 +83,26 @@ function createStatement(storage: ContactStorage, selectList: SelectList) {
     'body' in from ? `$${++next}${stored.cast}` : `'${from.value.replaceAll("'", "''")}'${stored.cast}`,
   )
   const columns = storage.create.map(({ stored }) => stored.column).join(', ')
-  const returning = `RETURNING ${selectList('c', isoUtcReturned)}, c.version`
-  const createParams = (tenantId: string, input: ContactCreate): unknown[] => [
-    tenantId,
-    ...bodyFields.map(({ body, absent }) => input[body as keyof ContactCreate] ?? absent),
-  ]
   const email = `$${2 + bodyFields.findIndex(({ body }) => body === 'email')}`
   const id = `$${bodyFields.length + 2}`
   const hash = `$${bodyFields.length + 3}`
   return {
     CREATE_SQL: `INSERT INTO contacts AS c (id, tenant_id, ${columns})
-  VALUES (gen_random_uuid(), $1, ${values.join(', ')})
-  ON CONFLICT DO NOTHING
-  ${returning}`,
-    createParams,
-    /**
-     * The same create in a tenant that has erased addresses: nothing is inserted either when the email's keyed
-     * hash is an erased address of the tenant, or when a contact has the email as this statement begins. Both are
-     * read in the statement's snapshot, in the one statement that inserts, so that no erasure committing
-     * meanwhile lets the address back: one committed before it is seen; one still running when it began is seen
-     * through its contact, which still exists for it. An INSERT … SELECT from the tenant's row in event_feeds
-     * (which every tenant with erasures has), with the id given, so that Citus runs it on one node. Its values:
-     * those of CREATE_SQL, then the id and the hash.
-     */
-    CREATE_GUARDED_SQL: `INSERT INTO contacts AS c (id, tenant_id, ${columns})
   SELECT ${id}::uuid, a.tenant_id, ${values.join(', ')}
   FROM event_feeds a
   WHERE a.tenant_id = $1
-    AND NOT EXISTS (SELECT 1 FROM erased_emails x WHERE x.tenant_id = $1 AND x.email_hash = ${hash}::bpchar)
+    AND NOT EXISTS (SELECT 1 FROM erased_emails x
+      WHERE x.tenant_id = $1 AND (${hash}::bpchar IS NULL OR x.email_hash = ${hash}::bpchar))
     AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = lower(${email}::text))
   ON CONFLICT DO NOTHING
-  ${returning}`,
-    guardedParams(tenantId: string, input: ContactCreate, contactId: string, emailHash: string): unknown[] {
-      return [...createParams(tenantId, input), contactId, emailHash]
+  RETURNING ${selectList('c', isoUtcReturned)}, c.version`,
+    createParams(tenantId: string, input: ContactCreate, contactId: string, emailHash: string | null): unknown[] {
+      return [
+        tenantId,
+        ...bodyFields.map(({ body, absent }) => input[body as keyof ContactCreate] ?? absent),
+        contactId,
+        emailHash,
+      ]
     },
   }
 }
@@ -163,6 +155,9 @@ export function contactStatements(storage: ContactStorage) {
     GET_SQL: `SELECT ${readColumns} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`,
     BY_EMAIL_KEY_SQL:
       'SELECT id, email_status AS "status" FROM contacts WHERE tenant_id = $1 AND email_key = lower($2)',
+    // The names of $2 the tenant has no tag of, as the contacts trigger lists them (for a create that wrote nothing).
+    UNKNOWN_TAGS_SQL: `SELECT ARRAY(SELECT DISTINCT u COLLATE "C" FROM unnest($2::text[]) u
+      WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE t.tenant_id = $1 AND t.name = u) ORDER BY 1) AS names`,
     ...createStatement(storage, selectList),
     updateStatement: updateStatementOf(storage, returnedColumns),
   }

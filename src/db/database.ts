@@ -2,6 +2,7 @@
 // embedded PGlite kept in a directory. Both expose the same Prisma client and a single-connection session.
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin'
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
@@ -15,6 +16,12 @@ import { TCP_KEEPALIVE } from './tcp-keepalive.js'
 import { isDatabaseUnavailable } from './unavailable.js'
 
 export type DatabaseKind = 'postgres' | 'pglite'
+
+/**
+ * The extensions an embedded database loads: those the migrations create (btree_gin, for the search's indexes).
+ * PostgreSQL servers have them as contrib extensions.
+ */
+export const PGLITE_EXTENSIONS = { btree_gin }
 
 /** A statement by name (prepared where the driver can) and its parameters. */
 export type Query = <Row>(name: string, sql: string, params: unknown[]) => Promise<Row[]>
@@ -43,10 +50,20 @@ export interface Database {
    * connection is lost and when it listens again (PostgreSQL only: the embedded database has no connection).
    */
   listen(channel: string, onChange: OnChange, onState?: ListenState): Promise<Unsubscribe>
+  /**
+   * Statements and transactions for work in the background (webhook deliveries), on connections of their own: on
+   * PostgreSQL a second pool of `BACKGROUND_CONNECTIONS`, so that such work never queues behind requests (an
+   * instance busy with imports held a webhook round's every statement in the request pool's queue), nor requests
+   * behind it. The embedded database has one connection for everything.
+   */
+  background: Pick<Database, 'query' | 'transaction'>
   /** Runs work on one dedicated connection (migrations need that for their lock). */
   withSession<T>(work: (session: SqlSession) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
+
+/** Connections of the background pool (Database.background), beside DATABASE_POOL_SIZE's. */
+export const BACKGROUND_CONNECTIONS = 2
 
 export type DatabaseOptions =
   | { url: string; poolSize: number; connectTimeoutMs?: number }
@@ -80,15 +97,39 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): Database {
-  // A fixed-size pool: a connection, once open, stays open (min = max). pg-pool's default closes one after 10 s
-  // idle, so the first requests after a quiet spell paid a new connection and re-planned every statement on a
-  // fresh backend (docs/performance.md); and each release armed and each acquire
-  // cleared an idle timer. A connection that fails is still dropped and replaced on demand; keepalives stop a
-  // firewall or NAT from silently forgetting one that stays quiet.
+  const pool = fixedPool(url, poolSize, connectTimeoutMs)
+  const background = fixedPool(url, BACKGROUND_CONNECTIONS, connectTimeoutMs)
+  // Prisma's statements named by their text, so that each is planned once per connection like the repository's.
+  const statementNameGenerator = ({ sql }: { sql: string }) => statementName('prisma', sql)
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator }) })
+  return {
+    kind: 'postgres',
+    dataDir: null,
+    prisma,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    ...poolStatements(pool),
+    background: poolStatements(background),
+    listen: (channel, onChange, onState) => listenPostgres(url, channel, onChange, connectTimeoutMs, onState),
+    withSession: (work) => checkedOut(pool, (client) => work(pgSession(client))),
+    async close() {
+      await prisma.$disconnect()
+      await Promise.all([pool.end(), background.end()])
+    },
+  }
+}
+
+/**
+ * A pool of `size` connections that stay open (min = max). pg-pool's default closes one after 10 s idle, so the
+ * first requests after a quiet spell paid a new connection and re-planned every statement on a fresh backend
+ * (docs/performance.md); and each release armed and each acquire cleared an idle timer. A connection that fails
+ * is still dropped and replaced on demand; keepalives stop a firewall or NAT from silently forgetting one that
+ * stays quiet.
+ */
+function fixedPool(url: string, size: number, connectTimeoutMs: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: poolSize,
-    min: poolSize,
+    max: size,
+    min: size,
     connectionTimeoutMillis: connectTimeoutMs,
     ...TCP_KEEPALIVE,
   })
@@ -101,14 +142,12 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
   // listener stays for the client's life: the failure still reaches the work in flight through its query, and
   // pg-pool discards a client that is no longer queryable when it is released.
   pool.on('connect', (client) => client.on('error', () => {}))
-  // Prisma's statements named by their text, so that each is planned once per connection like the repository's.
-  const statementNameGenerator = ({ sql }: { sql: string }) => statementName('prisma', sql)
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { statementNameGenerator }) })
+  return pool
+}
+
+/** Named (prepared) statements and transactions on `pool`'s connections. */
+function poolStatements(pool: pg.Pool): Pick<Database, 'query' | 'transaction'> {
   return {
-    kind: 'postgres',
-    dataDir: null,
-    prisma,
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async query<Row>(name: string, sql: string, params: unknown[]) {
       const result = await pool.query({ name, text: sql, values: params })
       return result.rows as Row[]
@@ -125,12 +164,6 @@ function openPostgres(url: string, poolSize: number, connectTimeoutMs: number): 
           throw error
         }
       }),
-    listen: (channel, onChange, onState) => listenPostgres(url, channel, onChange, connectTimeoutMs, onState),
-    withSession: (work) => checkedOut(pool, (client) => work(pgSession(client))),
-    async close() {
-      await prisma.$disconnect()
-      await pool.end()
-    },
   }
 }
 
@@ -171,7 +204,7 @@ async function openPgliteDirectory(dataDir: string, onPrivate: (changed: number)
     // Before PGlite opens it (a folder from an older version), and after (what a first start's initdb wrote).
     const changed = await makePrivate(dir)
     if (changed > 0) onPrivate(changed)
-    const client = await PGlite.create({ dataDir: join(dir, 'pgdata') })
+    const client = await PGlite.create({ dataDir: join(dir, 'pgdata'), extensions: PGLITE_EXTENSIONS })
     await makePrivate(dir)
     return wrapPglite(client, dir, release)
   } catch (error) {
@@ -182,11 +215,7 @@ async function openPgliteDirectory(dataDir: string, onPrivate: (changed: number)
 
 function wrapPglite(client: PGlite, dataDir: string | null, release: () => Promise<void>): Database {
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) })
-  return {
-    kind: 'pglite',
-    dataDir,
-    prisma,
-    poolStats: () => null,
+  const statements: Pick<Database, 'query' | 'transaction'> = {
     async query<Row>(_name: string, sql: string, params: unknown[]) {
       return (await client.query<Row>(sql, params)).rows
     },
@@ -194,6 +223,14 @@ function wrapPglite(client: PGlite, dataDir: string | null, release: () => Promi
       client.transaction((tx) =>
         work(async <Row>(_name: string, sql: string, params: unknown[]) => (await tx.query<Row>(sql, params)).rows),
       ),
+  }
+  return {
+    kind: 'pglite',
+    dataDir,
+    prisma,
+    poolStats: () => null,
+    ...statements,
+    background: statements,
     listen: (channel, onChange) => listenPglite(client, channel, onChange),
     withSession: (work) => work(pgliteSession(client)),
     async close() {

@@ -192,7 +192,7 @@ export const CATALOGUE = {
   },
   server_busy: {
     status: 503,
-    when: 'the instance holds as many batch imports as `BATCH_CONCURRENCY` lets it, or the tenant one of the largest size; refused before the body is read, `Retry-After` says when to retry',
+    when: "the instance holds as many batch imports as `BATCH_CONCURRENCY` lets it, or the tenant one of the largest size (refused before the body is read); or a search waited 2 s for its turn behind the tenant's own (2 at once) or the instance's; `Retry-After` says when to retry",
     specified: false,
     example: (): ApiError => errors.serverBusy(3),
   },
@@ -220,6 +220,8 @@ export class ApiError extends Error {
     message: string,
     /** Extra members of the `error` object, e.g. `existing` on a conflict. */
     readonly extra: Record<string, unknown> = {},
+    /** Headers the answer carries, e.g. `retry-after` on a server_busy. */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message)
     this.name = 'ApiError'
@@ -411,6 +413,18 @@ export const errors = {
         'secondo',
         'secondi',
       )}.`,
+    ),
+  /** The tenant's searches, or the instance's, already running as many as it runs at once. */
+  searchBusy: (retryAfterSeconds: number) =>
+    new ApiError(
+      'server_busy',
+      `Il servizio sta già eseguendo tutte le ricerche che può per questa organizzazione: riprova tra ${retryAfterSeconds} ${plural(
+        retryAfterSeconds,
+        'secondo',
+        'secondi',
+      )}.`,
+      {},
+      { 'retry-after': String(retryAfterSeconds) },
     ),
   /** The tenant's own batches already hold its share of the instance: another would only wait behind them. */
   tenantBatchesBusy: (retryAfterSeconds: number) =>

@@ -142,7 +142,7 @@ export default fp(
       }
       // Headers set before the error (e.g. rate-limit counters) are kept; the body is always the envelope, no
       // error is worth caching, and whatever hook did not run, none is to be sniffed.
-      reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff')
+      reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').headers(apiError.headers)
       return reply.code(apiError.statusCode).type('application/json; charset=utf-8').send(apiError.toBody())
     })
     fastify.setNotFoundHandler(function handleNotFound(request, reply) {

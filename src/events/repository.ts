@@ -1,8 +1,8 @@
-// Reading a tenant's event feed, and purging events past the retention. Positions are the tenant's own (xid, n)
+// Reading a tenant's event feed, and purging events past the retention. Positions are the tenant's own (seq, n)
 // pairs, shown as one number (src/events/position.ts); a page is read in one statement (src/events/sql.ts), so
 // "next" never runs ahead of what every transaction that could still record an event before it has done.
 import fp from 'fastify-plugin'
-import type { Database } from '../db/database.js'
+import type { Database, Query } from '../db/database.js'
 import { schedulePurge, tenantsInTurn } from '../db/housekeeping.js'
 import { errors } from '../errors/catalogue.js'
 import { type Event, type EventListQuery, type EventPage, FEED_WINDOW } from './model.js'
@@ -10,19 +10,27 @@ import {
   comparePositions,
   decodePosition,
   encodePosition,
-  LARGEST_XID,
+  LARGEST_SEQ,
   type Position,
   positionOf,
   START,
 } from './position.js'
-import { type EventColumns, FIRST_KEPT_SQL, PURGE_SQL, PURGED_SQL, pageStatement } from './sql.js'
+import {
+  EMPTY_COMMITS_SQL,
+  type EventColumns,
+  FIRST_KEPT_SQL,
+  PURGE_SQL,
+  PURGED_SQL,
+  pageStatement,
+  SEQUENCE_SQL,
+} from './sql.js'
 
 interface PageRow extends EventColumns {
-  endXid: string | null
+  endSeq: string | null
   endN: string | null
-  windowXid: string | null
+  windowSeq: string | null
   windowN: string | null
-  purgedXid: string | null
+  purgedSeq: string | null
   purgedN: string | null
 }
 
@@ -41,7 +49,15 @@ export class EventRepository {
   ) {}
 
   /**
-   * Up to `limit` final events after `after` (of `types` when given), the feed's end, and what was purged.
+   * Gives the tenant's transactions committed since the last reader their positions (SEQUENCE_SQL): what every
+   * reader of the feed does first, through `query` (a transaction's, when the caller is in one).
+   */
+  async sequence(tenantId: string, query: Query = this.db.query): Promise<void> {
+    await query('events_sequence', SEQUENCE_SQL, [tenantId])
+  }
+
+  /**
+   * Up to `limit` events after `after` (of `types` when given), the feed's end, and what was purged.
    * `after` is trusted: the caller checks it against the end and the purged position.
    */
   async read(
@@ -50,17 +66,18 @@ export class EventRepository {
     limit: number,
     types?: readonly Event['type'][],
   ): Promise<{ events: PositionedEvent[]; end: Position; purged: Position; windowEnd: Position | null }> {
+    await this.sequence(tenantId)
     const statement = pageStatement(limit, types !== undefined, this.window)
-    const params = [tenantId, after.xid.toString(), after.n.toString(), ...(types !== undefined ? [types] : [])]
+    const params = [tenantId, after.seq.toString(), after.n.toString(), ...(types !== undefined ? [types] : [])]
     const rows = await this.db.query<PageRow>(statement.name, statement.sql, params)
     const first = rows[0]
-    const purged = positionOf(first?.purgedXid ?? null, first?.purgedN ?? null) ?? START
-    const last = positionOf(first?.endXid ?? null, first?.endN ?? null) ?? START
+    const purged = positionOf(first?.purgedSeq ?? null, first?.purgedN ?? null) ?? START
+    const last = positionOf(first?.endSeq ?? null, first?.endN ?? null) ?? START
     // Purged to a position past every event left (all of them purged): the end is there.
     const end = comparePositions(last, purged) < 0 ? purged : last
     const events: PositionedEvent[] = []
     for (const row of rows) {
-      const position = positionOf(row.xid, row.n)
+      const position = positionOf(row.seq, row.n)
       if (position === null) continue
       events.push({
         id: row.id as string,
@@ -70,7 +87,7 @@ export class EventRepository {
         position,
       })
     }
-    return { events, end, purged, windowEnd: positionOf(first?.windowXid ?? null, first?.windowN ?? null) }
+    return { events, end, purged, windowEnd: positionOf(first?.windowSeq ?? null, first?.windowN ?? null) }
   }
 
   /**
@@ -80,7 +97,7 @@ export class EventRepository {
    */
   async page(tenantId: string, query: EventListQuery): Promise<EventPage> {
     const given = query.after === undefined || query.after === 'now' ? START : decodePosition(query.after)
-    if (given.xid > LARGEST_XID) throw errors.unknownPosition()
+    if (given.seq > LARGEST_SEQ) throw errors.unknownPosition()
     const types = query.type === undefined ? undefined : [query.type]
     const { events, end, purged, windowEnd } = await this.read(tenantId, given, query.limit + 1, types)
     if (query.after === 'now') return { data: [], next: encodePosition(end), hasMore: false }
@@ -92,7 +109,7 @@ export class EventRepository {
     const last = page.at(-1)
     // More than a page: the next starts after its last event. Otherwise a filter found the page's events (or none)
     // among those it read: the next starts after the last it read (the end when it read to the end). Unfiltered,
-    // the reader is at the end of what is final.
+    // the reader is at the end of what is numbered.
     const next = events.length > query.limit && last ? last.position : (windowEnd ?? end)
     const hasMore = comparePositions(next, end) < 0
     return {
@@ -115,19 +132,23 @@ export class EventRepository {
    * what remains of a tenant's feed is always what follows that position.
    */
   async purgeTenant(tenantId: string): Promise<number> {
-    const [kept] = await this.db.query<{ xid: string; n: string }>('events_first_kept', FIRST_KEPT_SQL, [
+    await this.sequence(tenantId)
+    const [kept] = await this.db.query<{ seq: string; n: string }>('events_first_kept', FIRST_KEPT_SQL, [
       tenantId,
       this.retentionDays,
     ])
     let total = 0
     for (;;) {
       const deleted = await this.db.transaction(async (query) => {
-        const [row] = await query<{ deleted: number; xid: string | null; n: string | null }>(
+        const [row] = await query<{ deleted: number; seq: string | null; n: string | null }>(
           'events_purge',
           PURGE_SQL,
-          [tenantId, kept?.xid ?? null, kept?.n ?? null, PURGE_BATCH, this.retentionDays],
+          [tenantId, kept?.seq ?? null, kept?.n ?? null, PURGE_BATCH, this.retentionDays],
         )
-        if (row && row.deleted > 0) await query('events_purged', PURGED_SQL, [tenantId, row.xid, row.n])
+        if (row && row.deleted > 0) {
+          await query('events_purged', PURGED_SQL, [tenantId, row.seq, row.n])
+          await query('events_empty_commits', EMPTY_COMMITS_SQL, [tenantId, row.seq])
+        }
         return row?.deleted ?? 0
       })
       total += deleted

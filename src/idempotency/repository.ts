@@ -19,6 +19,8 @@ export interface StoredAnswer {
   status: number
   headers: Record<string, string>
   body: string
+  /** The contacts the answer holds: an erasure of one of them drops the answer (an index finds it). */
+  contactIds: readonly string[]
 }
 
 interface Row {
@@ -26,16 +28,18 @@ interface Row {
   status: number
   headers: string
   body: string
+  contactIds: string[]
 }
 
 const LOCK_SQL = 'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked'
-const FIND_SQL = `SELECT request_hash AS "requestHash", status, headers, body FROM idempotency_keys
+const FIND_SQL = `SELECT request_hash AS "requestHash", status, headers, body, contact_ids::text[] AS "contactIds"
+  FROM idempotency_keys
   WHERE tenant_id = $1 AND key = $2 AND created_at >= now() - interval '${RETENTION}'`
 // An expired answer under the same key is replaced.
-const STORE_SQL = `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status, headers, body)
-  VALUES ($1, $2, $3, $4, $5, $6)
+const STORE_SQL = `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status, headers, body, contact_ids)
+  VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[])
   ON CONFLICT (tenant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status,
-    headers = EXCLUDED.headers, body = EXCLUDED.body, created_at = EXCLUDED.created_at`
+    headers = EXCLUDED.headers, body = EXCLUDED.body, contact_ids = EXCLUDED.contact_ids, created_at = EXCLUDED.created_at`
 /** One tenant's expired keys ($1), at most $2 of them. */
 export const PURGE_SQL = `WITH doomed AS (
     DELETE FROM idempotency_keys WHERE tenant_id = $1 AND key IN (
@@ -60,7 +64,8 @@ export const idempotencyKeys = {
   ): Promise<{ requestHash: string; answer: StoredAnswer } | null> {
     const [row] = await query<Row>('idempotency_find', FIND_SQL, [tenantId, key])
     if (!row) return null
-    const answer = { status: row.status, headers: JSON.parse(row.headers) as Record<string, string>, body: row.body }
+    const headers = JSON.parse(row.headers) as Record<string, string>
+    const answer = { status: row.status, headers, body: row.body, contactIds: row.contactIds }
     return { requestHash: row.requestHash.trim(), answer }
   },
 
@@ -75,7 +80,7 @@ export const idempotencyKeys = {
     const headers = JSON.stringify(answer.headers)
     const size = Buffer.byteLength(headers) + Buffer.byteLength(answer.body)
     if (size > maxBytes) throw new Error(`an answer of ${size} bytes is too large to keep`)
-    const params = [tenantId, key, requestHash, answer.status, headers, answer.body]
+    const params = [tenantId, key, requestHash, answer.status, headers, answer.body, answer.contactIds]
     await query('idempotency_store', STORE_SQL, params)
   },
 }

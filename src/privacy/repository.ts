@@ -42,14 +42,13 @@ export class PrivacyRepository {
 
   /**
    * Erases the contact, when it has one of the `expected` versions (If-Match); not_found when the tenant has no such
-   * contact (never had, or erased already). The tenant's
-   * creates check erased addresses from before the transaction begins on this instance, which first waits for
-   * the creates already under way without the check; other instances hear it when it commits (a notification
-   * sent by the transaction itself).
+   * contact (never had, or erased already). Creates check erased addresses in the statement that inserts, whatever
+   * the instance; batches also refuse erased items beforehand, here from now on, on other instances once they hear
+   * of it (a notification the transaction sends as it commits).
    */
   async erase(tenantId: string, contactId: string, by: ErasedBy, expected: ExpectedVersions = '*'): Promise<Erased> {
     if (!this.erased.available) throw new Error('no secrets key: callers refuse before this')
-    await this.erased.erasingHere(tenantId)
+    this.erased.erasing(tenantId)
     // Run again if refused because a later transaction changed the contact first (src/db/deadlock.ts).
     return retryRolledBack(() =>
       this.db.transaction(async (query): Promise<Erased> => {

@@ -24,10 +24,11 @@ export const ERASE_SQL = `DELETE FROM contacts WHERE tenant_id = $1 AND id = $2
 export const EXISTS_SQL = 'SELECT EXISTS (SELECT 1 FROM contacts WHERE tenant_id = $1 AND id = $2) AS found'
 
 /**
- * Deletes the tenant's stored Idempotency-Key answers that hold the contact ($2, its id as answers write it): the
- * answer of the POST that created it, of the batch imports that wrote it. A retry with such a key runs again.
+ * Deletes the tenant's stored Idempotency-Key answers that hold the contact ($2): the answer of the POST that
+ * created it, of the batch imports that wrote it, found by the contacts each answer names (an index), whatever
+ * the tenant stores. A retry with such a key runs again.
  */
-export const FORGET_ANSWERS_SQL = 'DELETE FROM idempotency_keys WHERE tenant_id = $1 AND strpos(body, $2) > 0'
+export const FORGET_ANSWERS_SQL = 'DELETE FROM idempotency_keys WHERE tenant_id = $1 AND contact_ids @> ARRAY[$2::uuid]'
 
 /** The record of the erasure: no personal data ($3 the key that asked for it, or null; $4 api or cli). */
 export const RECORD_SQL = `INSERT INTO erasures (tenant_id, contact_id, key_id, source) VALUES ($1, $2, $3, $4)
@@ -45,7 +46,7 @@ export const REMEMBER_EMAIL_SQL = `INSERT INTO erased_emails (tenant_id, email_h
 export const EXPORT_SQL = `SELECT ${isoUtc('statement_timestamp()')} AS "exportedAt",
     (SELECT row_to_json(x) FROM (SELECT ${selectContact('c')}) x) AS contact,
     COALESCE((SELECT json_agg(json_build_object('id', v.id, 'type', v.type, 'occurredAt', v."occurredAt",
-        'data', v.data) ORDER BY v.xid::bigint, v.n::bigint)
+        'data', v.data) ORDER BY v.seq::bigint NULLS LAST, v."occurredAt", v.n::bigint)
       FROM (SELECT ${eventRows('WHERE e.tenant_id = $1 AND e.contact_id = $2')}) v), '[]') AS events,
     COALESCE((SELECT json_agg(json_build_object('webhookId', a.webhook_id, 'receiver', w.url, 'eventId', a.event_id,
         'attempt', a.attempt, 'at', ${isoUtc('a.at')}, 'status', a.status, 'outcome', a.outcome)

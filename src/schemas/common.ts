@@ -16,8 +16,11 @@ export const PRINTABLE = `^[^${FORBIDDEN}]*$`
 /** PRINTABLE text with at least one character that is not white space: names and the legal basis. */
 export const VISIBLE_TEXT = `^(?!\\s*$)[^${FORBIDDEN}]*$`
 
-/** PRINTABLE text with a letter or a digit: a value that search compares word by word has a word at least. */
-export const WORDED_TEXT = `^(?=[^${FORBIDDEN}]*[\\p{L}\\p{N}])[^${FORBIDDEN}]*$`
+/**
+ * PRINTABLE text with a letter or a digit: a value that search compares word by word has a word at least. U+02BC,
+ * a letter to Unicode, is an apostrophe to search.
+ */
+export const WORDED_TEXT = `^(?=[^${FORBIDDEN}]*(?!\\u02BC)[\\p{L}\\p{N}])[^${FORBIDDEN}]*$`
 
 /** Digits, spaces, a leading +, dots, dashes and parentheses, with at least 3 digits. */
 export const PHONE = '^\\+?(?:[ ().-]*[0-9]){3}[0-9 ().-]*$'

@@ -11,12 +11,13 @@ import type { FastifyBaseLogger } from 'fastify'
 import { Webhook as Signer } from 'standardwebhooks'
 import type { Database } from '../db/database.js'
 import type { Event } from '../events/model.js'
-import type { EventColumns } from '../events/sql.js'
+import { type EventColumns, SEQUENCE_SQL } from '../events/sql.js'
 import type { SecretBox } from './secrets.js'
 import {
   ADVANCE_SQL,
   ATTEMPTS_SQL,
   DIRECTORY_SQL,
+  ERASED_EVENTS_SQL,
   LEASE_SQL,
   LOOK_SQL,
   RELEASE_SQL,
@@ -35,10 +36,10 @@ interface Target {
 }
 
 interface LookRow extends EventColumns {
-  cursorXid: string
+  cursorSeq: string
   cursorN: string
   leased: boolean
-  windowXid: string | null
+  windowSeq: string | null
   windowN: string | null
   retry: boolean | null
   retryEventId: string | null
@@ -52,6 +53,13 @@ interface Task {
   attempt: number
   retry: boolean
   event: Event | null
+  /** A new event's position in the feed (null for a retry). */
+  position: Position | null
+}
+
+interface Position {
+  seq: string
+  n: string
 }
 
 interface Outcome {
@@ -62,7 +70,8 @@ interface Outcome {
 }
 
 export interface DelivererOptions {
-  db: Database
+  /** The background pool's statements (Database.background): rounds never queue behind requests. */
+  db: Database['background']
   box: SecretBox
   send: Send
   log: FastifyBaseLogger
@@ -72,8 +81,12 @@ export interface DelivererOptions {
 }
 
 /** New events and retries taken per round, and how many of them are in flight at once. */
-const PER_ROUND = 32
-const CONCURRENCY = 8
+export const PER_ROUND = 64
+export const CONCURRENCY = 8
+/** Waves of attempts a lease gives time for, each up to WEBHOOKS_TIMEOUT_MS: a round stops when the next would not fit. */
+export const WAVES_PER_LEASE = 4
+/** Time kept at a lease's end to record the round. */
+const LEASE_MARGIN_MS = 1000
 /** Webhooks in a round at once on this instance. */
 const ROUNDS_AT_ONCE = 64
 /** How often the schedule is looked at. */
@@ -82,6 +95,15 @@ const TICK_MS = 25
 const IDLE_MS = 1000
 /** The first wait after a webhook was woken or had work: it doubles up to IDLE_MS. */
 const BRISK_MS = 20
+/**
+ * After a round that delivered less than a full page (the webhook caught up), the next waits this long, wakes
+ * included: a tenant writing 200 contacts a second would otherwise start a round, and its four commits, for every
+ * one or two of them, and the commits' flushes slow every write of the database. A full round goes on at once.
+ */
+export const CAUGHT_UP_MS = 40
+
+/** What a round did (deliverRound). */
+type Round = 'idle' | 'caught up' | 'full'
 /** How often the list of webhooks is read again. */
 const DIRECTORY_MS = 5000
 /** How long an instance whose key does not open a secret stays away from deliveries. */
@@ -105,12 +127,13 @@ export class Deliverer {
   private directoryReadAt = 0
   /** Per webhook: when to look at it next, and the wait after that. */
   private readonly schedule = new Map<string, { at: number; wait: number }>()
+  /** Webhooks whose last round caught up: not before when their next may start (CAUGHT_UP_MS). */
+  private readonly caughtUp = new Map<string, number>()
   /** Webhooks in a round on this instance. */
   private readonly busy = new Set<string>()
 
   constructor(private readonly options: DelivererOptions) {
-    const rounds = Math.ceil(PER_ROUND / CONCURRENCY)
-    this.leaseSeconds = (rounds * options.timeoutMs + Math.max(1000, options.timeoutMs)) / 1000
+    this.leaseSeconds = (WAVES_PER_LEASE * options.timeoutMs + Math.max(LEASE_MARGIN_MS, options.timeoutMs)) / 1000
   }
 
   start(): void {
@@ -127,7 +150,15 @@ export class Deliverer {
 
   /** A change of the tenant was committed here: its webhooks are looked at now rather than at their next turn. */
   wake(tenantId: string): void {
-    for (const key of this.byTenant.get(tenantId) ?? []) this.schedule.set(key, { at: 0, wait: BRISK_MS })
+    for (const key of this.byTenant.get(tenantId) ?? []) {
+      this.schedule.set(key, { at: this.caughtUp.get(key) ?? 0, wait: BRISK_MS })
+    }
+  }
+
+  /** The webhooks changed here: the list is read again at the next tick rather than within DIRECTORY_MS. */
+  readDirectorySoon(): void {
+    this.directoryReadAt = 0
+    this.next(0)
   }
 
   private next(ms: number): void {
@@ -184,60 +215,74 @@ export class Deliverer {
   /** Looks at one webhook; if it has something to do and no other instance holds it, does it. */
   private async round(target: Target, wait: number): Promise<void> {
     const key = keyOf(target.tenantId, target.id)
-    let busy = false
+    let done: Round = 'idle'
     try {
-      busy = await this.deliverRound(target)
+      done = await this.deliverRound(target)
     } catch (error) {
       // The database failed mid-round: the lease runs out and the round is done again.
       this.options.log.warn({ err: error, webhookId: target.id }, 'webhook deliveries: a round failed')
     }
-    // More may be due at once after a round that did something; otherwise the webhook waits longer each time.
+    // More may be due at once after a full round; a round that caught up lets CAUGHT_UP_MS pass; otherwise the
+    // webhook waits longer each time.
+    const now = Date.now()
+    if (done === 'caught up') this.caughtUp.set(key, now + CAUGHT_UP_MS)
+    else this.caughtUp.delete(key)
     this.schedule.set(
       key,
-      busy ? { at: 0, wait: BRISK_MS } : { at: Date.now() + wait, wait: Math.min(wait * 2, IDLE_MS) },
+      done === 'full'
+        ? { at: 0, wait: BRISK_MS }
+        : done === 'caught up'
+          ? { at: now + CAUGHT_UP_MS, wait: BRISK_MS }
+          : { at: now + wait, wait: Math.min(wait * 2, IDLE_MS) },
     )
   }
 
-  /** True when the round delivered something (more may be waiting). */
-  private async deliverRound(target: Target): Promise<boolean> {
+  /** What the round did: nothing, all there was (caught up), or a full page (more may be waiting). */
+  private async deliverRound(target: Target): Promise<Round> {
     const db = this.options.db
     const ids = [target.tenantId, target.id]
+    // The tenant's transactions committed since the last reader take their positions first.
+    await db.query('events_sequence', SEQUENCE_SQL, [target.tenantId])
     const rows = await db.query<LookRow>('deliveries_look', LOOK_SQL, [...ids, target.events, PER_ROUND, PER_ROUND])
     const head = rows[0]
-    if (head === undefined || head.leased) return false
+    if (head === undefined || head.leased) return 'idle'
     const tasks = rows.flatMap((row): Task[] => (row.retry === null ? [] : [taskOf(row)]))
     if (tasks.length === 0) {
       // Only events of other types follow, up to the window's end: the webhook moves past them, and is looked at
       // again at once.
-      if (head.windowXid === null || head.windowN === null) return false
-      const skip = [...ids, head.cursorXid, head.cursorN, head.windowXid, head.windowN]
+      if (head.windowSeq === null || head.windowN === null) return 'idle'
+      const skip = [...ids, head.cursorSeq, head.cursorN, head.windowSeq, head.windowN]
       await db.query('deliveries_skip', SKIP_SQL, skip)
-      return true
+      return 'full'
     }
     const leaseId = randomUUID()
     const leased = await db.query('deliveries_lease', LEASE_SQL, [
       ...ids,
-      head.cursorXid,
+      head.cursorSeq,
       head.cursorN,
       this.leaseSeconds,
       leaseId,
     ])
-    if (leased.length === 0) return false
-    const outcomes = await this.post(target, tasks)
-    if (this.stopped) return false
+    if (leased.length === 0) return 'idle'
+    const outcomes = await this.post(target, tasks, performance.now() + this.leaseSeconds * 1000)
+    if (this.stopped) return 'idle'
     if (outcomes === null) {
       // Given back untouched, for an instance whose key opens the secret.
       await db.query('deliveries_release', RELEASE_SQL, [...ids, leaseId])
-      return false
+      return 'idle'
     }
-    // The position moves past the new events handed over (the last of them, in the order of positions).
-    const newest = rows.filter((row) => row.retry === false).at(-1)
-    await this.record(target, leaseId, outcomes, newest ?? { xid: head.cursorXid, n: head.cursorN })
-    return true
+    // The position moves past the new events handed over (the last of them, in the order of positions); those a
+    // round had no time for come in the next.
+    const newest = outcomes.findLast(({ task }) => task.position !== null)?.task.position
+    await this.record(target, leaseId, outcomes, newest ?? { seq: head.cursorSeq, n: head.cursorN })
+    return tasks.length >= PER_ROUND || outcomes.length < tasks.length ? 'full' : 'caught up'
   }
 
-  /** Posts the round's events, CONCURRENCY at a time; null if this instance cannot sign them (wrong key). */
-  private async post(target: Target, tasks: Task[]): Promise<Outcome[] | null> {
+  /**
+   * Posts the round's events, CONCURRENCY at a time, while the lease (until `leaseEnd`) leaves time for another
+   * wave; null if this instance cannot sign them (wrong key).
+   */
+  private async post(target: Target, tasks: Task[], leaseEnd: number): Promise<Outcome[] | null> {
     let secret: string
     try {
       secret = this.options.box.open(target.secret)
@@ -253,14 +298,27 @@ export class Deliverer {
     }
     const signer = new Signer(secret)
     const outcomes: Outcome[] = []
-    const queue = [...tasks]
-    const worker = async () => {
-      for (let task = queue.shift(); task !== undefined && !this.stopped; task = queue.shift()) {
-        outcomes.push(await this.attempt(target, signer, task))
-      }
+    // In waves of CONCURRENCY, each after a look at which of its contacts were erased since the round read them:
+    // an attempt that starts after an erasure committed carries the erased contact's id alone, as the feed shows.
+    for (let start = 0; start < tasks.length && !this.stopped; start += CONCURRENCY) {
+      if (start > 0 && performance.now() + this.options.timeoutMs + LEASE_MARGIN_MS > leaseEnd) break
+      const wave = await this.withErasures(target.tenantId, tasks.slice(start, start + CONCURRENCY))
+      outcomes.push(...(await Promise.all(wave.map((task) => this.attempt(target, signer, task)))))
     }
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, tasks.length) }, worker))
     return outcomes
+  }
+
+  /** The tasks, those whose contact is erased by now showing its id alone. */
+  private async withErasures(tenantId: string, tasks: Task[]): Promise<Task[]> {
+    const ids = tasks.flatMap(({ event }) => (event && !('erased' in event.data) ? [event.id] : []))
+    if (ids.length === 0) return tasks
+    const rows = await this.options.db.query<{ id: string }>('deliveries_erased', ERASED_EVENTS_SQL, [tenantId, ids])
+    const erased = new Set(rows.map(({ id }) => id))
+    return tasks.map((task) =>
+      task.event && erased.has(task.event.id)
+        ? { ...task, event: { ...task.event, data: { id: task.event.data.id, erased: true } } }
+        : task,
+    )
   }
 
   private async attempt(target: Target, signer: Signer, task: Task): Promise<Outcome> {
@@ -288,7 +346,7 @@ export class Deliverer {
     target: Target,
     leaseId: string,
     outcomes: Outcome[],
-    position: { xid: string | null; n: string | null },
+    position: { seq: string | null; n: string | null },
   ): Promise<void> {
     const schedule = this.options.retrySchedule
     const ids = [target.tenantId, target.id]
@@ -302,7 +360,7 @@ export class Deliverer {
       return { task, sent, at, durationMs, outcome }
     })
     await this.options.db.transaction(async (query) => {
-      const moved = await query('deliveries_advance', ADVANCE_SQL, [...ids, position.xid, position.n, leaseId])
+      const moved = await query('deliveries_advance', ADVANCE_SQL, [...ids, position.seq, position.n, leaseId])
       // The lease ran out and another instance took the webhook: it does this round again, and records it.
       if (moved.length === 0) throw new Error('the lease ran out before the round was recorded')
       await query('deliveries_attempts', ATTEMPTS_SQL, [
@@ -339,5 +397,6 @@ function taskOf(row: LookRow): Task {
           data: row.data as Event['data'],
         }
   const eventId = row.retry ? (row.retryEventId as string) : (row.id as string)
-  return { eventId, attempt: (row.attempts ?? 0) + 1, retry: row.retry === true, event }
+  const position = row.retry ? null : { seq: row.seq as string, n: row.n as string }
+  return { eventId, attempt: (row.attempts ?? 0) + 1, retry: row.retry === true, event, position }
 }

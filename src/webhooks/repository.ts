@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import type { Database } from '../db/database.js'
 import { purgeEachTenant, schedulePurge } from '../db/housekeeping.js'
 import { EVENT_TYPES } from '../events/model.js'
-import { END_SQL } from '../events/sql.js'
+import { END_SQL, SEQUENCE_SQL } from '../events/sql.js'
 import type { Delivery, Webhook, WebhookCreate, WebhookCreated } from './model.js'
 import { WEBHOOK_LIMITS } from './model.js'
 import { newSecret, SecretBox } from './secrets.js'
@@ -40,10 +40,11 @@ export class WebhookRepository {
       if ((held?.count ?? 0) >= WEBHOOK_LIMITS.perTenant) return []
       const params = [tenantId, input.url, events, input.description ?? null, sealed]
       const created = await query<Webhook>('webhooks_create', CREATE_SQL, params)
-      // It takes the events that follow the feed's end as it is now.
-      const [end] = await query<{ xid: string; n: string }>('events_end', END_SQL, [tenantId])
+      // It takes the events that follow the feed's end as it is now: what was committed before included.
+      await query('events_sequence', SEQUENCE_SQL, [tenantId])
+      const [end] = await query<{ seq: string; n: string }>('events_end', END_SQL, [tenantId])
       for (const webhook of created) {
-        await query('webhooks_cursor', CURSOR_SQL, [tenantId, webhook.id, end?.xid ?? '0', end?.n ?? '0'])
+        await query('webhooks_cursor', CURSOR_SQL, [tenantId, webhook.id, end?.seq ?? '0', end?.n ?? '0'])
       }
       return created
     })

@@ -2,7 +2,7 @@
 // (src/webhooks/deliverer.ts): each webhook follows its tenant's event feed from a position of its own, and an
 // event it failed to take waits in delivery_retries. Every statement on a tenant's rows names the tenant.
 import { isoUtc, isoUtcReturned } from '../db/iso-time.js'
-import { eventRows, HORIZON, windowEnd } from '../events/sql.js'
+import { eventRows, POSITIONED, windowEnd } from '../events/sql.js'
 
 /** A Webhook, as the API shows it (never its secret), its timestamp formatted by `timestamp`. */
 const webhookColumns = (timestamp: (expression: string) => string) => `w.id, w.url, w.events::text[] AS events,
@@ -16,7 +16,7 @@ export const CREATE_SQL = `INSERT INTO webhooks AS w (tenant_id, id, url, events
   VALUES ($1, gen_random_uuid(), $2, $3::text[]::event_type[], $4, $5)
   RETURNING ${webhookColumns(isoUtcReturned)}`
 /** A new webhook's place in the feed: it takes the events that follow ($3, $4). */
-export const CURSOR_SQL = `INSERT INTO webhook_cursors (tenant_id, webhook_id, xid, n)
+export const CURSOR_SQL = `INSERT INTO webhook_cursors (tenant_id, webhook_id, seq, n)
   VALUES ($1, $2, $3::bigint, $4::bigint)`
 export const LIST_SQL = `SELECT ${WEBHOOK} FROM webhooks w WHERE w.tenant_id = $1 ORDER BY w.created_at, w.id`
 export const GET_SQL = `SELECT ${WEBHOOK} FROM webhooks w WHERE w.tenant_id = $1 AND w.id = $2`
@@ -40,23 +40,23 @@ export const LOOK_WINDOW = 1000
 
 /**
  * What a webhook ($1 tenant, $2 webhook) has to do, without taking it: its position and whether another instance
- * holds it, the position of the last of the next LOOK_WINDOW final events (null when none follows), then up to $4
+ * holds it, the position of the last of the next LOOK_WINDOW events (null when none follows), then up to $4
  * events of the types $3 among those, and up to $5 of its retries due now, with their events (null data when the
  * event is no longer kept). Always one row at least (the position's).
  */
-export const LOOK_SQL = `SELECT k.xid::text AS "cursorXid", k.n::text AS "cursorN",
+export const LOOK_SQL = `SELECT k.seq::text AS "cursorSeq", k.n::text AS "cursorN",
     (k.leased_until IS NOT NULL AND k.leased_until >= now()) AS leased,
-    b.xid::text AS "windowXid", b.n::text AS "windowN",
-    p.retry, p."retryEventId", p.attempts, p.xid, p.n, p.id, p.type, p."occurredAt", p.data
+    b.seq::text AS "windowSeq", b.n::text AS "windowN",
+    p.retry, p."retryEventId", p.attempts, p.seq, p.n, p.id, p.type, p."occurredAt", p.data
   FROM webhook_cursors k
-  CROSS JOIN (SELECT ${HORIZON} AS horizon) s
-  LEFT JOIN LATERAL (${windowEnd('(k.xid, k.n)', 's.horizon', LOOK_WINDOW)}) b ON true
+  LEFT JOIN LATERAL (${windowEnd({ seq: 'k.seq', n: 'k.n' }, LOOK_WINDOW)}) b ON true
   LEFT JOIN LATERAL (
-    (SELECT false AS retry, NULL::uuid AS "retryEventId", 0 AS attempts, ${eventRows(`WHERE e.tenant_id = $1
-        AND (e.xid, e.n) > (k.xid, k.n) AND e.xid < s.horizon AND (e.xid, e.n) <= (b.xid, b.n)
-        AND e.type = ANY($3::text[]::event_type[])
-        ORDER BY e.xid, e.n LIMIT $4`)}
-      ORDER BY e.xid, e.n)
+    (SELECT false AS retry, NULL::uuid AS "retryEventId", 0 AS attempts, ${eventRows(
+      `WHERE e.seq <= b.seq AND (e.seq, e.n) <= (b.seq, b.n) AND e.type = ANY($3::text[]::event_type[])
+        ORDER BY e.seq, e.n LIMIT $4`,
+      `(${POSITIONED({ seq: 'k.seq', n: 'k.n' }, '$4')}) e`,
+    )}
+      ORDER BY e.seq, e.n)
     UNION ALL
     (SELECT true, r.event_id, r.attempts, x.* FROM delivery_retries r
       LEFT JOIN LATERAL (SELECT ${eventRows('WHERE e.tenant_id = $1 AND e.id = r.event_id')}) x ON true
@@ -69,8 +69,8 @@ export const LOOK_SQL = `SELECT k.xid::text AS "cursorXid", k.n::text AS "cursor
  * Moves the webhook past events none of which is of its types, to ($5, $6), if no instance holds it and its
  * position is still the one looked at ($3, $4).
  */
-export const SKIP_SQL = `UPDATE webhook_cursors SET xid = $5::bigint, n = $6::bigint
-  WHERE tenant_id = $1 AND webhook_id = $2 AND xid = $3::bigint AND n = $4::bigint
+export const SKIP_SQL = `UPDATE webhook_cursors SET seq = $5::bigint, n = $6::bigint
+  WHERE tenant_id = $1 AND webhook_id = $2 AND seq = $3::bigint AND n = $4::bigint
     AND (leased_until IS NULL OR leased_until < now())`
 
 /**
@@ -78,12 +78,12 @@ export const SKIP_SQL = `UPDATE webhook_cursors SET xid = $5::bigint, n = $6::bi
  * position is still the one looked at ($3, $4): another instance may have moved it meanwhile.
  */
 export const LEASE_SQL = `UPDATE webhook_cursors SET leased_until = now() + make_interval(secs => $5), lease_id = $6
-  WHERE tenant_id = $1 AND webhook_id = $2 AND xid = $3::bigint AND n = $4::bigint
+  WHERE tenant_id = $1 AND webhook_id = $2 AND seq = $3::bigint AND n = $4::bigint
     AND (leased_until IS NULL OR leased_until < now())
   RETURNING lease_id`
 
 /** Moves the webhook past the events handed over ($3, $4) and lets it go, under this instance's lease ($5) only. */
-export const ADVANCE_SQL = `UPDATE webhook_cursors SET xid = $3::bigint, n = $4::bigint, leased_until = NULL,
+export const ADVANCE_SQL = `UPDATE webhook_cursors SET seq = $3::bigint, n = $4::bigint, leased_until = NULL,
     lease_id = NULL
   WHERE tenant_id = $1 AND webhook_id = $2 AND lease_id = $5
   RETURNING 1`
@@ -105,6 +105,10 @@ export const ATTEMPTS_SQL = `INSERT INTO delivery_attempts
     AS a(event_id, attempt, status, error, duration_ms, outcome, at)
   WHERE k.tenant_id = $1 AND k.webhook_id = $2
   ON CONFLICT DO NOTHING`
+
+/** Which of the events `$2` of the tenant hold no contact any more: their contact was erased. */
+export const ERASED_EVENTS_SQL = `SELECT e.id FROM events e
+  WHERE e.tenant_id = $1 AND e.id = ANY($2::uuid[]) AND e.contact IS NULL`
 
 /** Events due again: arrays of event id, attempts made, and seconds until the next one (as ATTEMPTS_SQL). */
 export const RETRY_SQL = `INSERT INTO delivery_retries (tenant_id, webhook_id, event_id, attempts, next_attempt_at)

@@ -249,7 +249,7 @@ t.test('key create takes webhooks:manage; webhook list and remove, within one te
     })
   const mine = await hook(tenant.id, 'https://crm.example.it/a')
   const theirs = await hook(other.id, 'https://crm.example.it/b')
-  await prisma.webhookCursor.create({ data: { tenantId: tenant.id, webhookId: mine.id, xid: 0n, n: 0n } })
+  await prisma.webhookCursor.create({ data: { tenantId: tenant.id, webhookId: mine.id, seq: 0n, n: 0n } })
   await prisma.deliveryRetry.createMany({
     data: [1, 2].map((attempts) => ({
       tenantId: tenant.id,

@@ -7,7 +7,7 @@ import t, { type Test } from 'tap'
 import { createApiKey } from '../../src/admin/api-keys.ts'
 import { CHANGES_CHANNEL, erasingTenantOf } from '../../src/announcements/channel.ts'
 import { type CliIo, runCli } from '../../src/cli/main.ts'
-import { openDatabase } from '../../src/db/database.ts'
+import { openDatabase, PGLITE_EXTENSIONS } from '../../src/db/database.ts'
 import { deployMigrations } from '../../src/db/migrate.ts'
 import { pgliteSession } from '../../src/db/sql-session.ts'
 import { citusNodes, createTestDatabase } from '../database.ts'
@@ -57,7 +57,7 @@ t.test('erase, list, allow: as the API does, recorded as the CLI, announced to i
   t.equal(await prisma.contact.count({ where: { tenantId: tenant.id } }), 0, 'the contact is gone')
   const events = await prisma.event.findMany({
     where: { tenantId: tenant.id },
-    orderBy: [{ xid: 'asc' }, { n: 'asc' }],
+    orderBy: [{ occurredAt: 'asc' }, { n: 'asc' }],
   })
   t.same(
     events.map((event) => [event.type, event.contact]),
@@ -168,7 +168,7 @@ t.test('db vacuum rewrites the tables of contacts: the erased rows leave their f
     return
   }
   // The embedded database, whose files this test can read: a fresh one, migrated.
-  const client = await PGlite.create()
+  const client = await PGlite.create({ extensions: PGLITE_EXTENSIONS })
   await deployMigrations(pgliteSession(client))
   const embedded = await openDatabase({ pglite: client })
   t.teardown(() => embedded.close())

@@ -8,6 +8,7 @@ import { BatchRepository } from '../../src/contacts/batch/repository.ts'
 import { batchSql } from '../../src/contacts/batch/sql.ts'
 import { CATALOGUE } from '../../src/errors/catalogue.ts'
 import { MAX_JSON_DEPTH } from '../../src/plugins/app/json-shape.ts'
+import { citusNodes } from '../database.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 import { largestBatchBody, largestEmail } from '../largest-batch.ts'
 
@@ -209,7 +210,7 @@ t.test('the batch stores and records what the triggers it skips would', async (t
     `SELECT c.email, c.email_key = lower(c.email) AS keyed, c.tags, c.acquired_at = c.created_at AS acquired,
        c.updated_at >= c.created_at AS later, c.version,
        (SELECT count(*)::int FROM contact_tags ct WHERE ct.tenant_id = c.tenant_id AND ct.contact_id = c.id) AS links,
-       (SELECT array_agg(e.type::text ORDER BY e.xid, e.n) FROM events e
+       (SELECT array_agg(e.type::text ORDER BY e.occurred_at, e.n) FROM events e
          WHERE e.tenant_id = c.tenant_id AND e.contact_id = c.id) AS events
      FROM contacts c WHERE c.tenant_id = $1::uuid ORDER BY c.email`,
     tenantId,
@@ -230,30 +231,37 @@ t.test('the batch stores and records what the triggers it skips would', async (t
   ])
   t.same(created.results[0]?.contact?.tags, ['newsletter', 'vip', 'évent'], 'tags in code-point order, once each')
 
-  // A batch's event takes its position as a trigger's does: its transaction's id on the node holding the tenant
-  // (on Citus a worker's, not the coordinator's), numbered after the events the transaction has recorded.
-  const { EVENTS } = batchSql
+  // A batch's event joins the transaction's events as a trigger's does, numbered after the events the transaction
+  // has recorded, and follows them in the feed.
+  const { EVENTS, FEED_TXN } = batchSql
   const id = randomUUID()
   await app.db.transaction(async (query) => {
     await query('test_insert', "INSERT INTO contacts (id, tenant_id, email) VALUES ($1, $2, 'pos@example.it')", [
       id,
       tenantId,
     ])
-    await query(EVENTS.name, EVENTS.sql, [tenantId, [id], [randomUUID()], 1, 'contact.updated'])
+    const [txn] = await query<{ txn: string }>(FEED_TXN.name, FEED_TXN.sql, [tenantId])
+    await query(EVENTS.name, EVENTS.sql, [tenantId, [id], [randomUUID()], 1, 'contact.updated', txn?.txn])
   })
-  const positions = await app.db.prisma.$queryRawUnsafe<{ xid: string; n: string; type: string }[]>(
-    'SELECT xid::text, n::text, type::text FROM events WHERE tenant_id = $1::uuid AND contact_id = $2::uuid ORDER BY n',
+  const positions = await app.db.prisma.$queryRawUnsafe<{ txn: string; n: string; type: string }[]>(
+    'SELECT txn::text, n::text, type::text FROM events WHERE tenant_id = $1::uuid AND contact_id = $2::uuid ORDER BY n',
     tenantId,
     id,
   )
   t.equal(positions.length, 2)
-  t.equal(positions[0]?.xid, positions[1]?.xid, 'the same transaction id as the trigger took')
+  if (citusNodes().length === 0) t.equal(positions[0]?.txn, positions[1]?.txn, 'the same number as the trigger took')
   t.same(
     positions.map(({ n, type }) => [n, type]),
     [
       ['1', 'contact.created'],
       ['2', 'contact.updated'],
     ],
+  )
+  const feed = await request(app, key, { method: 'GET', url: '/api/v1/events?limit=200' })
+  t.same(
+    (feed.json().data as { type: string; data: { id: string } }[]).filter((e) => e.data.id === id).map((e) => e.type),
+    ['contact.created', 'contact.updated'],
+    'the feed shows them in that order',
   )
 })
 

@@ -122,6 +122,14 @@ t.test('unknown tags', async (t) => {
   t.notMatch(res.json().error.message, /"vip"/)
   t.equal(await app.db.prisma.contact.count(), 0, 'nothing created')
   t.equal(await app.db.prisma.tag.count(), 2, 'no tag created')
+
+  // The request's own fault comes before the state it meets: with the email taken, unknown tags are still a 400.
+  await request(app, key, { method: 'POST', url: LIST, payload: { email: 'b@x.io' } })
+  const taken = await request(app, key, { method: 'POST', url: LIST, payload: { email: 'b@x.io', tags: ['nuovo'] } })
+  t.equal(taken.statusCode, 400, 'unknown tags before the conflict')
+  t.equal(taken.json().error.code, 'unknown_tag')
+  const known = await request(app, key, { method: 'POST', url: LIST, payload: { email: 'b@x.io', tags: ['vip'] } })
+  t.equal(known.statusCode, 409, 'known tags: the conflict')
 })
 
 t.test('tenant isolation: another tenant reads as absent, byte for byte', async (t) => {

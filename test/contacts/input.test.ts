@@ -1,6 +1,6 @@
-// What the hardening audit found about input (docs/reliability.md, "Audit"): bodies must be UTF-8 JSON, text
-// fields refuse blank values and invisible characters, limit takes plain digits only, and a cursor keeps its
-// sub-millisecond meaning. Every refusal is the Italian envelope and changes nothing.
+// What the hardening audit found about input (docs/reliability-findings.md, "The hardening audit"): bodies must be
+// UTF-8 JSON, text fields refuse blank values and invisible characters, limit takes plain digits only, and a cursor
+// keeps its sub-millisecond meaning. Every refusal is the Italian envelope and changes nothing.
 import t from 'tap'
 import { build, createTenantWithKey, request } from '../helper.ts'
 

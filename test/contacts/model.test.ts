@@ -33,7 +33,7 @@ t.test('one more declared field reaches the schemas, their examples and every st
   const sql = contactStatements(described.storage)
   t.match(sql.GET_SQL, /c\.company_name AS "companyName"/, 'read by GET, as its snake_case column')
   t.match(sql.CREATE_SQL, /INSERT INTO contacts AS c \([^)]*company_name/, 'written by POST')
-  const params = sql.createParams('tenant', { email: 'a@b.it', companyName: 'Acme' } as never)
+  const params = sql.createParams('tenant', { email: 'a@b.it', companyName: 'Acme' } as never, 'id', null)
   t.ok(params.includes('Acme'), 'POST passes its value')
   const update = sql.updateStatement('tenant', 'id', { companyName: 'Acme' } as never)
   t.match(update.sql, /SET company_name = \$3,/, 'written by PATCH')

@@ -31,16 +31,31 @@ export interface Search {
   includeArchived?: boolean
 }
 
-/** Text as search compares it: typographic apostrophes as ', accents off, lower case. */
+/** Text as search compares it: lower case, typographic apostrophes as ', accents off, letters with inner marks plain. */
 function fold(text: string): string {
+  const plain: Record<string, string> = {
+    ł: 'l',
+    ø: 'o',
+    đ: 'd',
+    ı: 'i',
+    ħ: 'h',
+    ŧ: 't',
+    ŀ: 'l',
+    ς: 'σ',
+    ß: 'ss',
+    æ: 'ae',
+    œ: 'oe',
+  }
   return text
+    .toLowerCase()
     .replace(/[\u2019\u2018\u02bc`\u00b4]/g, "'")
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
+    .replace(/[łøđıħŧŀςßæœ]/g, (letter) => plain[letter] ?? letter)
 }
 
-const SEPARATORS = /[\s\u00a0\u2000-\u200a\u202f\u205f\u3000.,;:!?@+_\-/\\()[\]{}<>"#$%&*=|~^]+/u
+const SEPARATORS =
+  /[\s\u00a0\u2000-\u200a\u202f\u205f\u3000.,;:!?@+_\-/\\()[\]{}<>"#$%&*=|~^\u2010-\u2015\u00b7\u00ab\u00bb\u201c-\u201f\u2022\u2026\u2039\u203a\u00bf\u00a1\u3001\u3002\uff0c]+/u
 
 /** A text's words: split at white space and punctuation other than the apostrophe, which a word keeps inside. */
 export function words(text: string): string[] {

@@ -1,7 +1,8 @@
 // A selective search reads its matches from an index, not the tenant's contacts one by one: the plans of the
-// statements the search sends, on a tenant whose tags and words are rare beside another tenant where the same tags
-// are common (their index keys are the tenant's own, and so are their statistics). On PGlite, PostgreSQL and Citus
-// (where the worker plans them). The figures at scale are docs/performance.md's.
+// statements the search sends, on a tenant beside another with the same tag names and words (each index key beside
+// its tenant: a bitmap holds one tenant's matches). On PGlite, PostgreSQL and Citus (where the worker plans them).
+// Tenants of 20,000 contacts: in smaller tables, reading a tenant's contacts costs less than a GIN index's entries,
+// as PostgreSQL rightly finds. The figures at scale are docs/performance.md's.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import type { Filter } from '../../src/contacts/search/model.ts'
@@ -10,7 +11,7 @@ import { citusNodes } from '../database.ts'
 import { build, createTenantWithKey } from '../helper.ts'
 import { planNodes, planUnder } from '../plans.ts'
 
-const CONTACTS = 3000
+const CONTACTS = 20000
 
 /** The tenant's contacts, written by SQL three days ago: every 3rd tagged `comune`, those of `rare` tagged `raro`. */
 async function insert(app: FastifyInstance, tenantId: string, rare: (i: number) => boolean) {
@@ -19,7 +20,7 @@ async function insert(app: FastifyInstance, tenantId: string, rare: (i: number) 
     `INSERT INTO contacts (id, tenant_id, created_at, updated_at, email, first_name, last_name, phone, stage, tags)
      SELECT gen_random_uuid(), $1, now() - interval '3 days' + i * interval '1 ms', now() - interval '3 days',
        'persona.' || i || '@example.it',
-       CASE WHEN i % 1000 = 7 THEN 'Nicolò' ELSE 'Nome' || (i % 50) END, 'Cognome' || (i % 40),
+       CASE WHEN i % 10000 = 7 THEN 'Nicolò' ELSE 'Nome' || (i % 50) END, 'Cognome' || (i % 40),
        '+39 02 ' || (1000000 + i), (ARRAY['lead','prospect','customer'])[1 + i % 3]::stage,
        ARRAY_REMOVE(ARRAY[CASE WHEN i % 3 = 0 THEN 'comune' END, CASE WHEN i % 7 = 0 THEN 'altro' END,
          CASE WHEN i = ANY($2::int[]) THEN 'raro' END, CASE WHEN i % 11 = 0 THEN 'terzo' END], NULL)
@@ -48,13 +49,13 @@ const indexesOf = (plan: unknown) =>
     ),
   )
 
-t.test('selective searches read their matches through an index, whatever another tenant holds', async (t) => {
-  const { app } = await build(t, { RATE_LIMIT_MAX: '100000' })
+t.test('selective searches read their matches through an index, beside another tenant of the same tags', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '100000', SEARCH_COUNT_TIMEOUT_MS: '10' })
   const tags = ['comune', 'altro', 'raro', 'terzo']
   const tenant = await createTenantWithKey(app, { tags })
   const other = await createTenantWithKey(app, { tags })
-  await insert(app, tenant.tenantId, (i) => i % 700 === 5)
-  await insert(app, other.tenantId, (i) => i % 3 !== 0)
+  await insert(app, tenant.tenantId, (i) => i % 4000 === 5)
+  await insert(app, other.tenantId, (i) => i % 4000 === 6)
   // The last hour's changes: a few contacts changed now, the rest three days ago.
   await app.db.query(
     '',
@@ -75,7 +76,7 @@ t.test('selective searches read their matches through an index, whatever another
     {
       what: 'a rare tag',
       spec: group({ field: 'tags', op: 'hasAll', value: ['raro'] }),
-      index: 'contacts_tag_keys_idx',
+      index: 'contacts_tags_idx',
       matches: 5,
     },
     {
@@ -84,20 +85,20 @@ t.test('selective searches read their matches through an index, whatever another
         { field: 'tags', op: 'hasAll', value: ['raro', 'comune', 'terzo'] },
         { field: 'stage', op: 'eq', value: 'lead' },
       ),
-      index: 'contacts_tag_keys_idx',
+      index: 'contacts_tags_idx',
       matches: 1,
     },
     {
       what: 'a name prefix',
       spec: group({ field: 'firstName', op: 'prefix', value: 'nicol' }),
-      index: 'contacts_words_idx',
-      matches: 3,
+      index: 'contacts_search_words_idx',
+      matches: 2,
     },
-    { what: 'words', spec: { ...group(), query: 'nicolo persona' }, index: 'contacts_words_idx', matches: 3 },
+    { what: 'words', spec: { ...group(), query: 'nicolo persona' }, index: 'contacts_search_words_idx', matches: 2 },
     {
       what: 'a phone',
       spec: group({ field: 'phone', op: 'eq', value: '+39 02 1000707' }),
-      index: 'contacts_words_idx',
+      index: 'contacts_search_words_idx',
       matches: 1,
     },
     {
@@ -118,4 +119,10 @@ t.test('selective searches read their matches through an index, whatever another
       t.ok(read <= 60, `${what}: ${read} rows of contacts read, not the tenant's ${CONTACTS}`)
     }
   }
+
+  // A count that reads every contact of both tenants (no index serves a prefix of `source`) takes longer than 10 ms
+  // on a server: the page comes back without its total. The embedded database has no statement timeout.
+  const slow = await app.contactSearch.count(tenant.tenantId, group({ field: 'source', op: 'prefix', value: 'zzz' }))
+  if (app.db.kind === 'postgres') t.equal(slow, undefined, 'a count past SEARCH_COUNT_TIMEOUT_MS is left out')
+  else t.equal(slow, 0, 'the embedded database counts to the end')
 })

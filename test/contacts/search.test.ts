@@ -170,7 +170,7 @@ const QUERIES = [
 t.test(
   'searches find what the data says, page after page, in every order, and nothing of another tenant',
   async (t) => {
-    const { app } = await build(t, { RATE_LIMIT_MAX: '1000000' })
+    const { app } = await build(t, { RATE_LIMIT_MAX: '1000000', SEARCH_COUNT_TIMEOUT_MS: '60000' })
     const tenant = await createTenantWithKey(app, { tags: TAGS })
     const other = await createTenantWithKey(app, { tags: TAGS })
     await seed(app, tenant.key, tenant.tenantId, 'example.it')
@@ -242,7 +242,7 @@ t.test(
 )
 
 t.test('the list filters by tags, words and instants, with the cursor', async (t) => {
-  const { app } = await build(t, { RATE_LIMIT_MAX: '1000000' })
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000000', SEARCH_COUNT_TIMEOUT_MS: '60000' })
   const tenant = await createTenantWithKey(app, { tags: TAGS })
   const other = await createTenantWithKey(app, { tags: TAGS })
   await seed(app, tenant.key, tenant.tenantId, 'example.it')
@@ -345,7 +345,7 @@ t.test('the list filters by tags, words and instants, with the cursor', async (t
 })
 
 t.test('a walk by updatedAt while contacts change: every contact once at least, each in its last state', async (t) => {
-  const { app } = await build(t, { RATE_LIMIT_MAX: '1000000' })
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000000', SEARCH_COUNT_TIMEOUT_MS: '60000' })
   const tenant = await createTenantWithKey(app, { tags: TAGS })
   await seed(app, tenant.key, tenant.tenantId, 'example.it')
   const before = (await everyContact(app, tenant.key)).filter((c) => c.archivedAt === null)
@@ -393,7 +393,7 @@ t.test('a walk by updatedAt while contacts change: every contact once at least, 
 })
 
 t.test('a search refused names the filter, and says what is wrong with it', async (t) => {
-  const { app } = await build(t, { RATE_LIMIT_MAX: '1000000' })
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000000', SEARCH_COUNT_TIMEOUT_MS: '60000' })
   const { key } = await createTenantWithKey(app, { tags: TAGS })
   const filter = (f: object) => ({
     filterGroups: [{ filters: [{ field: 'stage', op: 'eq', value: 'lead' }] }, { filters: [f] }],
@@ -495,4 +495,95 @@ t.test('a "+" in a query string: a space, but a plus in an email or before an in
   }
   const spaced = await request(app, key, { method: 'GET', url: `${LIST}?email=mario%20news@example.it` })
   t.equal(spaced.statusCode, 400, 'a space sent as %20 is a space')
+})
+
+// Found by an outside tester: a walk by -updatedAt whose last page of contacts was exactly full answered `next: null`
+// there, and a contact changed during the walk was never seen; and one changed by a transaction that was open when
+// the first page was read, while another transaction held an id, was missed too.
+t.test('a walk by -updatedAt sees a contact changed during it, however the pages fall', async (t) => {
+  const { app } = await build(t, { RATE_LIMIT_MAX: '1000000' })
+  const { key, tenantId } = await createTenantWithKey(app)
+  const ids: string[] = []
+  for (let i = 1; i <= 5; i++) {
+    const created = await request(app, key, {
+      method: 'POST',
+      url: LIST,
+      payload: { email: `zz${i}@example.it`, firstName: 'zzX' },
+    })
+    ids.push(created.json().id)
+  }
+  const walk = async (between: (page: number) => Promise<void>) => {
+    const seen: string[] = []
+    let cursor: string | null = null
+    for (let page = 0; page === 0 || cursor !== null; page++) {
+      const res = await search(app, key, { query: 'zzX', sort: '-updatedAt', limit: 2, ...(cursor && { cursor }) })
+      seen.push(...(res.json() as SearchPage).data.map((c) => c.id))
+      cursor = res.json().next
+      await between(page)
+    }
+    return seen
+  }
+  const patch = (id: string, stage: string) =>
+    request(app, key, { method: 'PATCH', url: `${LIST}/${id}`, payload: { stage } })
+  const seen = await walk(async (page) => {
+    if (page === 0) await patch(ids[0] as string, 'customer')
+  })
+  t.same([...new Set(seen)].sort(), [...ids].sort(), 'every contact, the one changed during the walk included')
+
+  if (app.db.kind !== 'postgres') return
+  // A change in a transaction open when the walk begins, committed after its first page, while another holds an id.
+  const open = await app.db.transaction(async (first) => {
+    await first('', "UPDATE contacts SET stage = 'prospect' WHERE tenant_id = $1 AND id = $2", [tenantId, ids[1]])
+    const other = app.db.transaction(async (second) => {
+      await second('', 'SELECT pg_current_xact_id()', [])
+      await new Promise((resolve) => setTimeout(resolve, 300))
+    })
+    const firstPage = await search(app, key, { query: 'zzX', sort: '-updatedAt', limit: 2 })
+    return { firstPage: firstPage.json() as SearchPage, other }
+  })
+  await open.other
+  const later: string[] = open.firstPage.data.map((c) => c.id)
+  let cursor = open.firstPage.next
+  while (cursor !== null) {
+    const res = await search(app, key, { query: 'zzX', sort: '-updatedAt', limit: 2, cursor })
+    later.push(...(res.json() as SearchPage).data.map((c) => c.id))
+    cursor = res.json().next
+  }
+  t.ok(later.includes(ids[1] as string), 'the contact changed by the transaction open at the first page')
+
+  // Nothing changes during this walk, but a transaction that holds an id was open before its contacts were written
+  // and still is at its first page: the walk's end holds no contact its first page's snapshot saw.
+  let release = () => {}
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  let holding = () => {}
+  const held = new Promise<void>((resolve) => {
+    holding = resolve
+  })
+  const holder = app.db.transaction(async (query) => {
+    await query('', 'SELECT pg_current_xact_id()', [])
+    holding()
+    await released
+  })
+  await held
+  const quiet: string[] = []
+  for (let i = 1; i <= 3; i++) {
+    const created = await request(app, key, {
+      method: 'POST',
+      url: LIST,
+      payload: { email: `zy${i}@example.it`, firstName: 'zzY' },
+    })
+    quiet.push(created.json().id)
+  }
+  const walked: string[] = []
+  cursor = null
+  for (let page = 0; page === 0 || cursor !== null; page++) {
+    const res = await search(app, key, { query: 'zzY', sort: '-updatedAt', limit: 1, ...(cursor && { cursor }) })
+    walked.push(...(res.json() as SearchPage).data.map((c) => c.id))
+    cursor = res.json().next
+  }
+  release()
+  await holder
+  t.same(walked, [...quiet].reverse(), 'each contact once, newest change first, while an older transaction is open')
 })

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import t, { type Test } from 'tap'
+import { PGLITE_EXTENSIONS } from '../../src/db/database.ts'
 import { defaultMigrationsDir, deployMigrations, MigrationError, PRISMA_MIGRATE_LOCK_ID } from '../../src/db/migrate.ts'
 import { pgliteSession, pgSession, type SqlSession } from '../../src/db/sql-session.ts'
 import { adminUrl, createTestDatabase } from '../database.ts'
@@ -78,7 +79,7 @@ async function checkFreshDeploy(t: Test, session: SqlSession): Promise<void> {
 }
 
 t.test('a fresh embedded database', async (t) => {
-  const client = new PGlite()
+  const client = new PGlite({ extensions: PGLITE_EXTENSIONS })
   t.teardown(() => client.close())
   await checkFreshDeploy(t, pgliteSession(client))
 })

@@ -7,8 +7,11 @@ import { join } from 'node:path'
 import t from 'tap'
 import { ConfigSchema } from '../../src/config/config.ts'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
+import { SEARCH_PER_TENANT, WAIT_MS } from '../../src/contacts/search/admission.ts'
 import { CONTACT_SEARCH_FIELDS, operatorsOf, SEARCH_LIMITS } from '../../src/contacts/search/model.ts'
+import { BACKGROUND_CONNECTIONS } from '../../src/db/database.ts'
 import { FEED_WINDOW } from '../../src/events/model.ts'
+import { CAUGHT_UP_MS, CONCURRENCY, PER_ROUND, WAVES_PER_LEASE } from '../../src/webhooks/deliverer.ts'
 import { LOOK_WINDOW } from '../../src/webhooks/sql.ts'
 
 const read = (path: string) => readFileSync(path, 'utf8')
@@ -99,4 +102,37 @@ t.test("docs/api-search.md's limits, operators and count timeout are the search'
   }
   const timeout = Number(ConfigSchema.properties.SEARCH_COUNT_TIMEOUT_MS.default).toLocaleString('en-US')
   t.ok(page.includes(`\`SEARCH_COUNT_TIMEOUT_MS\` (${timeout} ms by default)`), `the count's timeout, ${timeout} ms`)
+  t.ok(page.includes(`an instance runs ${SEARCH_PER_TENANT} of a tenant's at once`), 'the searches at once')
+  t.ok(page.includes(`waits for its turn ${WAIT_MS / 1000} s at most`), 'the wait for a turn')
+})
+
+t.test("an instance's connections and a round's groups of deliveries are the code's", async (t) => {
+  const flat = (file: string) => read(file).replace(/\s+/g, ' ')
+  t.ok(
+    flat('docs/operations.md').includes(
+      `\`DATABASE_POOL_SIZE\` PostgreSQL connections for requests, plus ${BACKGROUND_CONNECTIONS} for webhook deliveries`,
+    ),
+    'operations.md: the background pool',
+  )
+  t.ok(
+    flat('docs/deployment.md').includes(`instances × (pool size + ${BACKGROUND_CONNECTIONS + 1})`),
+    'deployment.md: connections per instance, the notifications one included',
+  )
+  t.ok(flat('docs/api-privacy.md').includes(`Deliveries go out ${CONCURRENCY} at once`), 'api-privacy.md: the groups')
+  t.ok(
+    flat('docs/api-events-webhooks.md').includes(`(${PER_ROUND} at most, ${CONCURRENCY} at once)`),
+    'api-events-webhooks.md: a round',
+  )
+  t.ok(
+    flat('docs/api-events-webhooks.md').includes(`(but ${CAUGHT_UP_MS} ms at least after a look that delivered all`),
+    'api-events-webhooks.md: the pause after a round that caught up',
+  )
+  const timeout = Number(ConfigSchema.properties.WEBHOOKS_TIMEOUT_MS.default)
+  const lease = (WAVES_PER_LEASE * timeout + timeout) / 1000
+  t.ok(
+    flat('docs/operations.md').includes(
+      `a lease of ${WAVES_PER_LEASE} attempts' \`WEBHOOKS_TIMEOUT_MS\` and one more (${lease} s with the default timeout), posts up to ${PER_ROUND} events after its position and its retries due, ${CONCURRENCY} at once`,
+    ),
+    'operations.md: a round and its lease',
+  )
 })

@@ -90,6 +90,45 @@ t.test('every relative link of the Markdown pages reaches a file, and its anchor
   t.same(broken, [], 'every link reaches')
 })
 
+/** `docs/<page>.md#<anchor>` and `docs/<page>.md, "<Heading>"` pointers in text, as messages and comments write them. */
+function namedSections(text: string): Array<{ page: string; anchor: string }> {
+  const byAnchor = [...text.matchAll(/\b(docs\/[\w./-]+\.md)#([\w-]+)/g)].map(([, page, anchor]) => ({
+    page: page as string,
+    anchor: anchor as string,
+  }))
+  const byHeading = [...text.matchAll(/\b(docs\/[\w./-]+\.md), "([^"\n]+)"/g)].map(([, page, heading]) => ({
+    page: page as string,
+    anchor: anchorOf(heading as string),
+  }))
+  return [...byAnchor, ...byHeading]
+}
+
+t.test('every section a message, comment or page points to by name is a heading of that page', async (t) => {
+  const sqlFiles = ['prisma', 'src'].flatMap(filesBelow).filter((file) => file.endsWith('.sql'))
+  const broken: string[] = []
+  let checked = 0
+  for (const file of [...naming, ...sqlFiles]) {
+    for (const { page, anchor } of namedSections(readFileSync(file, 'utf8'))) {
+      checked++
+      if (!existsSync(page) || !anchorsOf(page).has(anchor)) broken.push(`${file} points to ${page}#${anchor}`)
+    }
+  }
+  t.ok(checked >= 3, `${checked} pointers checked`)
+  t.same(broken, [], 'every pointer lands')
+})
+
+t.test("a link labelled with a page's file name links that page", async (t) => {
+  const mislabelled: string[] = []
+  for (const page of naming.filter((file) => file.endsWith('.md'))) {
+    for (const [link, label, target] of readFileSync(page, 'utf8').matchAll(/\[([\w-]+\.md)\]\(([^)\s]+)\)/g)) {
+      const path = (target as string).split('#', 1)[0] as string
+      const linked = path === '' ? page : path
+      if (!linked.endsWith(`/${label}`) && linked !== label) mislabelled.push(`${page}: ${link}`)
+    }
+  }
+  t.same(mislabelled, [], 'labels name the page they link')
+})
+
 t.test('the path check sees what it must', async (t) => {
   t.same(namedPaths('see src/api.ts, and docs/api.md#batch-import.'), ['src/api.ts', 'docs/api.md'])
   t.same(namedPaths('http://127.0.0.1:3000/docs and https://x.io/src/a.ts and ../src/db and $bin/node'), [])
@@ -98,4 +137,8 @@ t.test('the path check sees what it must', async (t) => {
   // Spelt in two pieces, so that this file does not name it.
   t.notOk(exists(['src', 'routes/api/v1/index.ts'].join('/')), 'the path issue #29 found stale')
   t.equal(anchorOf('For integrations: safe retries, no lost updates'), 'for-integrations-safe-retries-no-lost-updates')
+  t.same(namedSections('(docs/operations.md, "Running on Citus") and see docs/deployment.md#adding-a-worker.'), [
+    { page: 'docs/deployment.md', anchor: 'adding-a-worker' },
+    { page: 'docs/operations.md', anchor: 'running-on-citus' },
+  ])
 })

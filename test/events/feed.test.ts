@@ -94,7 +94,8 @@ t.test('bad and foreign positions; positions past the retention are gone', async
   await app.db.query(
     'age',
     `UPDATE events SET occurred_at = now() - interval '2 days'
-      WHERE tenant_id = $1 AND xid::numeric * 10000000000 + n <= $2::numeric`,
+      WHERE tenant_id = $1 AND (SELECT k.seq FROM event_commits k WHERE k.tenant_id = $1 AND k.txn = events.txn)
+        ::numeric * 10000000000 + n <= $2::numeric`,
     [mine.tenantId, after[1]],
   )
   t.equal(await app.events.purge(), 2, 'two events past the retention are purged')
@@ -119,9 +120,10 @@ t.test('a purge that read no position to stop at still deletes no event within t
   await app.db.query(
     'age_one',
     `UPDATE events SET occurred_at = now() - interval '40 days'
-      WHERE tenant_id = $1 AND (xid, n) = (SELECT xid, n FROM events WHERE tenant_id = $1 ORDER BY xid, n LIMIT 1)`,
+      WHERE tenant_id = $1 AND id = (SELECT id FROM events WHERE tenant_id = $1 ORDER BY occurred_at, n LIMIT 1)`,
     [tenantId],
   )
+  await app.events.sequence(tenantId)
   const [purged] = await app.db.query<{ deleted: number }>('purge_unbounded', PURGE_SQL, [
     tenantId,
     null,

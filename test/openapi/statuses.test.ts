@@ -82,6 +82,9 @@ const FEATURE_CODES: Record<string, readonly ErrorCode[]> = {
   [`GET ${API_PREFIX}/events`]: ['cursor_expired'],
   // The instance holds as many batches as BATCH_CONCURRENCY lets it (contacts/batch/routes.ts).
   [`POST ${API_PREFIX}/contacts/batch`]: ['server_busy'],
+  // Each instance runs as many searches at once as its pool lets it, two of one tenant (contacts/search/admission.ts).
+  [`GET ${API_PREFIX}/contacts`]: ['server_busy'],
+  [`POST ${API_PREFIX}/contacts/search`]: ['server_busy'],
 }
 
 /** The codes and statuses `route` must document: the success its response schema declares, 304 with If-None-Match. */

@@ -6,6 +6,7 @@
 import t from 'tap'
 import { BatchRepository } from '../../src/contacts/batch/repository.ts'
 import { ERASURES_CACHE_MS, ErasedEmails } from '../../src/contacts/erased-emails.ts'
+import { ContactRepository } from '../../src/contacts/repository.ts'
 import type { Query } from '../../src/db/database.ts'
 import { assertEnvelope, LIST } from '../fuzz/support.ts'
 import { build, createTenantWithKey, request, TEST_WEBHOOKS_KEY } from '../helper.ts'
@@ -84,12 +85,12 @@ t.test('PATCHes and batches racing an erasure lose nothing else, leave no snapsh
     `none of their ${events.length} events keeps a snapshot`,
   )
   t.equal(events.filter((event) => event.type === 'contact_erased').length, ROUNDS, 'one contact.erased each')
-  const walked = await feed(app, key, undefined, (all) => all.length >= events.length + ROUNDS * 20)
+  const walked = await feed(app, key)
   t.equal(new Set(walked.data.map((event) => event.id)).size, walked.data.length, 'the feed walks each event once')
   t.equal(walked.data.length, events.length + ROUNDS * 20, 'and every event')
 })
 
-t.test('a batch on an instance that has not heard of the erasure is refused by its insert', async (t) => {
+t.test('a batch or a POST on an instance that has not heard of the erasure is refused by its insert', async (t) => {
   const { app } = await build(t)
   const { tenantId, key } = await createTenantWithKey(app, { role: 'admin', scopes: ADMIN_SCOPES })
   const made = await request(app, key, { method: 'POST', url: LIST, payload: { email: 'ignaro@example.it' } })
@@ -100,7 +101,8 @@ t.test('a batch on an instance that has not heard of the erasure is refused by i
       return false
     }
   }
-  const unaware = new BatchRepository(app.db, new Unaware(Buffer.from(TEST_WEBHOOKS_KEY, 'base64')))
+  const unawareOfErasures = new Unaware(Buffer.from(TEST_WEBHOOKS_KEY, 'base64'))
+  const unaware = new BatchRepository(app.db, unawareOfErasures)
   const answer = await unaware.upsert(tenantId, [{ email: 'IGNARO@example.it' }, { email: 'altro@example.it' }])
   t.same(
     answer.results.map((result) => [result.status, result.error?.code]),
@@ -110,6 +112,11 @@ t.test('a batch on an instance that has not heard of the erasure is refused by i
     ],
   )
   t.same([answer.created, answer.failed], [1, 1])
+  t.equal(await app.db.prisma.contact.count({ where: { tenantId, emailKey: 'ignaro@example.it' } }), 0)
+  // A POST on such an instance too (found by an outside tester: a POST sent 0-10 ms after a tenant's first erasure,
+  // to another instance, recreated the address in 7 of 12 trials).
+  const contacts = new ContactRepository(app.db, unawareOfErasures, app.contactSearch)
+  t.same(await contacts.create(tenantId, { email: 'Ignaro@Example.it' } as never), { kind: 'erased' })
   t.equal(await app.db.prisma.contact.count({ where: { tenantId, emailKey: 'ignaro@example.it' } }), 0)
 })
 
@@ -167,9 +174,7 @@ t.test('a contact deleted by SQL by hand is erased from its events; a tenant del
   await request(app, key, { method: 'PATCH', url: `${LIST}/${id}`, payload: { stage: 'customer' } })
   await app.db.prisma.$executeRaw`DELETE FROM contacts WHERE tenant_id = ${tenantId}::uuid AND id = ${id}::uuid`
   t.same(
-    (await feed(app, key, undefined, (all) => all.some((event) => event.type === 'contact.erased'))).data.map(
-      (event) => [event.type, event.data],
-    ),
+    (await feed(app, key)).data.map((event) => [event.type, event.data]),
     [
       ['contact.created', { id, erased: true }],
       ['contact.updated', { id, erased: true }],

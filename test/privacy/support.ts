@@ -100,23 +100,11 @@ export async function dumps(url: string): Promise<string[]> {
 }
 
 /**
- * The tenant's feed from `after`, walked to its end. The feed serves a transaction's events once every older
- * transaction of the node has ended, so a reader right after a write may not see it yet (other test files keep
- * transactions open beside this one): with `complete`, the walk is read again until it holds what the caller
- * wrote, for up to 30 s, and then returned as it is for the caller's assertions to show.
+ * The tenant's feed from `after`, walked to its end, read once: a change committed before is in it (what a reader
+ * waits for is its own tenant's writes alone, docs/decisions/0009-feed-positions-as-data.md).
  */
-export async function feed(
-  app: FastifyInstance,
-  key: string,
-  after?: string,
-  complete?: (events: FeedEvent[]) => boolean,
-): Promise<{ data: FeedEvent[]; next: string }> {
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    const walked = await walkFeed(app, key, after)
-    if (!complete || complete(walked.data) || Date.now() > deadline) return walked
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+export function feed(app: FastifyInstance, key: string, after?: string): Promise<{ data: FeedEvent[]; next: string }> {
+  return walkFeed(app, key, after)
 }
 
 async function walkFeed(app: FastifyInstance, key: string, after?: string) {

@@ -1,5 +1,5 @@
 // Regression: the admin CLI refused names with emoji as "control characters".
-// Found by: review of the lone-surrogate fix (unprintable-text.test.ts; docs/reliability.md, "Failures found").
+// Found by: review of the lone-surrogate fix (unprintable-text.test.ts; docs/reliability-findings.md, "Failures found").
 // How it showed: a tag or tenant named with an emoji (e.g. "😀 clienti") was refused by the CLI: its admin check
 // compiled PRINTABLE without the `u` flag, where every surrogate pair reads as two lone halves.
 // Fix: the admin check compiles PRINTABLE in Unicode mode, as Ajv does.

@@ -39,6 +39,7 @@ t.test('a page builds the JSON of the events it keeps alone, whatever plan choos
   t.equal(batch.statusCode, 200, 'the batch is written')
   const webhookId = hook.json().id as string
 
+  await app.events.sequence(tenantId)
   const page = pageStatement(PAGE, true)
   const cases = [
     { what: 'the feed, filtered by type', sql: page.sql, params: [tenantId, '0', '0', ['contact.created']] },

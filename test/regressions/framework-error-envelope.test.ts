@@ -1,5 +1,5 @@
 // Regression: errors raised by Fastify itself, before any route runs, in its own English body.
-// Found by: the hostile-input fuzzing of every endpoint (docs/reliability.md, "Failures found").
+// Found by: the hostile-input fuzzing of every endpoint (docs/reliability-findings.md, "Failures found").
 // How it showed: a path with an undecodable percent-escape, or an id over 100 characters, was answered with
 // Fastify's own English 400 body instead of the Italian error envelope.
 // Fix: framework errors are mapped to the envelope (`frameworkErrors`). Since the contract audit, a path that

@@ -1,5 +1,5 @@
 // Regression: a list cursor that is valid RFC 3339 but no instant the database can hold.
-// Found by: the hostile-input fuzzing of GET /api/v1/contacts (docs/reliability.md, "Failures found").
+// Found by: the hostile-input fuzzing of GET /api/v1/contacts (docs/reliability-findings.md, "Failures found").
 // How it showed: `cursor=1990-12-31T23:59:60Z` (a leap second), year 0 and instants past year 9999 pass the
 // date-time format, then Date or PostgreSQL refuse them: 500.
 // Fix: a cursor must be an instant PostgreSQL can store; anything else is 400 invalid_query naming "cursor".

@@ -1,5 +1,5 @@
 // Regression: a body with a JSON syntax error got a message that did not say so.
-// Found by: the hostile-input fuzzing of POST and PATCH (docs/reliability.md, "Failures found").
+// Found by: the hostile-input fuzzing of POST and PATCH (docs/reliability-findings.md, "Failures found").
 // How it showed: 400 invalid_body with a generic "corpo non valido", nothing about JSON.
 // Fix: the message says the body is not valid JSON.
 // Without the fix the message checks below fail.

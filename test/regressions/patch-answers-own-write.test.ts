@@ -1,5 +1,5 @@
 // Regression: a PATCH answered with the values of another PATCH of the same contact made at the same time.
-// Found by: the races suite, concurrent PATCHes (test/fuzz/races.test.ts; docs/reliability.md, "Failures found").
+// Found by: the races suite, concurrent PATCHes (test/fuzz/races.test.ts; docs/reliability-findings.md, "Failures found").
 // How it showed: Prisma's update-with-include is an UPDATE followed by a separate SELECT, and another PATCH could
 // land between the two: the answer mixed in that PATCH's values.
 // Fix: the read moved into the update's transaction; now a single `UPDATE … RETURNING`.

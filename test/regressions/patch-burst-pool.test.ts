@@ -1,5 +1,5 @@
 // Regression: a burst of PATCHes on PostgreSQL failed with 500 instead of waiting for a pooled connection.
-// Found by: a burst on PostgreSQL after the fix of patch-answers-own-write (docs/reliability.md, "Failures found").
+// Found by: a burst on PostgreSQL after the fix of patch-answers-own-write (docs/reliability-findings.md, "Failures found").
 // How it showed: PATCH ran an interactive transaction; Prisma gives up starting one after 2 s (P2028), so with
 // 1,500 PATCHes at once on a pool of 4 connections about 20% were answered 500.
 // Fix: PATCH is one `UPDATE … RETURNING` through Prisma, no interactive transaction; it waits for the pool like

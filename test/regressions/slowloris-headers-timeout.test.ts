@@ -1,5 +1,5 @@
 // Regression: a client trickling its headers was cut off only after about 30 s, not after HEADERS_TIMEOUT_MS.
-// Found by: the slow-clients suite (test/fuzz/slow-clients.test.ts; docs/reliability.md, "Failures found").
+// Found by: the slow-clients suite (test/fuzz/slow-clients.test.ts; docs/reliability-findings.md, "Failures found").
 // How it showed: Node checks its headers and request timeouts only every `connectionsCheckingInterval`, 30 s by
 // default, so a connection sending a header byte every 200 ms stayed open long past the 1 s limit.
 // Fix: the server's `connectionsCheckingInterval` is set to 1 s.

@@ -1,5 +1,5 @@
 // Regression: a request to an unknown route or method had its body parsed before the route was looked up.
-// Found by: the chaos property of the hostile-input fuzzing (docs/reliability.md, "Failures found").
+// Found by: the chaos property of the hostile-input fuzzing (docs/reliability-findings.md, "Failures found").
 // How it showed: a malformed or oversized body sent to a route that does not exist was answered 400 or 413
 // (the body's error) instead of 404.
 // Fix: a request no route takes is answered before its body is read: 404 not_found for an unknown path, and

@@ -1,5 +1,5 @@
 // Regression: text that cannot be stored as sent was stored altered and answered 201.
-// Found by: the hostile-input fuzzing of POST and PATCH (docs/reliability.md, "Failures found").
+// Found by: the hostile-input fuzzing of POST and PATCH (docs/reliability-findings.md, "Failures found").
 // How it showed: a lone surrogate ("\ud800", legal in JSON) became U+FFFD once stored as UTF-8; U+0085 and the
 // other C1 control characters were accepted; a leading U+FEFF in a name was dropped by PGlite. Each was answered
 // 201 with the text as sent, unlike what was stored.

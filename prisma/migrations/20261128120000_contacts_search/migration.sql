@@ -1,26 +1,35 @@
--- Search over a tenant's contacts: the list's filters and POST /api/v1/contacts/search (docs/api-search.md). Two
--- GIN indexes of keys qualified by the tenant's id, so that one tenant's tags and words never share an index entry,
--- nor statistics, with another's: a tag common elsewhere stays rare where it is rare. And createdAt's twin for
--- updatedAt. Why this layout and what it costs writes: docs/decisions/0008-search-indexes.md.
+-- Search over a tenant's contacts: the list's filters and POST /api/v1/contacts/search (docs/api-search.md). The
+-- contact's words (names, email, phone digits), folded as search compares them, stored with it as a tsvector; GIN
+-- indexes of (tenant_id, search_words) and (tenant_id, tags), each key beside its tenant (btree_gin), so that a
+-- bitmap reads one tenant's matches alone; and createdAt's twin for updatedAt. Why this layout and what it costs
+-- writes: docs/decisions/0008-search-indexes.md.
 
--- The words of a text as search compares them: typographic apostrophes made ', accents taken off (decomposed,
--- combining marks dropped: "Nicolò" is "nicolo"), lower case, split at white space and punctuation other than the
--- apostrophe, apostrophes at a word's ends dropped ("d'angelo" stays one word). Only the database's own functions,
--- whatever extensions a server has.
+-- GIN operator classes for the B-tree types (uuid here): a GIN index that holds the tenant with each key. A
+-- contrib extension of PostgreSQL, shipped with Debian's server packages, with PGlite (loaded by src/db/database.ts)
+-- and on every Citus node (which creates it on the workers).
+CREATE EXTENSION IF NOT EXISTS btree_gin;
+
+-- The words of a text as search compares them: lower case; typographic apostrophes made '; accents taken off
+-- (decomposed, combining marks dropped: "Nicolò" is "nicolo"), and letters that carry their mark inside made plain
+-- ("ł" "l", "ø" "o", "ß" "ss", final "ς" "σ"); split at white space and punctuation other than the apostrophe
+-- (dashes, dots, quotes, guillemets included), apostrophes at a word's ends dropped ("d'angelo" stays one word).
+-- Built from PostgreSQL's own functions, with no extension for it.
 CREATE FUNCTION "search_split"(TEXT) RETURNS TEXT[] LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE COST 200 AS $$
 DECLARE
-  folded TEXT := translate($1, U&'\2019\2018\02BC\0060\00B4', '''''''''''');
+  separators CONSTANT TEXT := U&'[\\s\00a0\2000-\200a\202f\205f\3000.,;:!?@+_\\-/\\\\()\\[\\]{}<>"#$%&*=|~^'
+    || U&'\2010-\2015\00b7\00ab\00bb\201c-\201f\2022\2026\2039\203a\00bf\00a1\3001\3002\ff0c]';
+  folded TEXT := lower(translate($1, U&'\2019\2018\02BC\0060\00B4', ''''''''''''));
 BEGIN
   -- Only text with characters past ASCII can carry accents.
   IF octet_length(folded) <> length(folded) THEN
-    folded := regexp_replace(normalize(folded, NFD), '[\u0300-\u036f]', '', 'g');
+    folded := translate(regexp_replace(normalize(folded, NFD), '[\u0300-\u036f]', '', 'g'),
+      U&'\0142\00f8\0111\0131\0127\0167\0140\03c2', U&'lodihtl\03c3');
+    folded := replace(replace(replace(folded, U&'\00df', 'ss'), U&'\00e6', 'ae'), U&'\0153', 'oe');
   END IF;
   IF strpos(folded, '''') > 0 THEN
-    folded := regexp_replace(folded, '(^|[\s\u00a0\u2000-\u200a\u202f\u205f\u3000.,;:!?@+_\-/\\()\[\]{}<>"#$%&*=|~^])''+|'
-      '''+($|[\s\u00a0\u2000-\u200a\u202f\u205f\u3000.,;:!?@+_\-/\\()\[\]{}<>"#$%&*=|~^])', '\1 \2', 'g');
+    folded := regexp_replace(folded, '(^|' || separators || ')''+|''+($|' || separators || ')', '\1 \2', 'g');
   END IF;
-  RETURN array_remove(regexp_split_to_array(lower(folded),
-    '[\s\u00a0\u2000-\u200a\u202f\u205f\u3000.,;:!?@+_\-/\\()\[\]{}<>"#$%&*=|~^]+'), '');
+  RETURN array_remove(regexp_split_to_array(folded, separators || '+'), '');
 END
 $$;
 
@@ -32,80 +41,65 @@ CREATE FUNCTION "search_text"(TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE STRICT P
 CREATE FUNCTION "phone_digits"(TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
   AS $$ SELECT regexp_replace($1, '[^0-9]', '', 'g') $$;
 
--- A contact's words as index keys: each word of its names and email, and of a word with an apostrophe also what
--- follows it and the word without it ("d'angelo": "angelo", "dangelo"); and its phone's digits, after a "+"
--- (no word holds one). Each key starts with the tenant's id. Its search_path is the migration's: an index
--- expression is also computed by ANALYZE and VACUUM, which PostgreSQL 17 runs with a search_path of its own.
-CREATE FUNCTION "contact_words"(tenant UUID, first_name TEXT, last_name TEXT, email TEXT, phone TEXT)
-  RETURNS TSVECTOR LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE COST 500 SET search_path FROM CURRENT AS $$
+-- A contact's words as search_words stores them: each word of its names and email, and of a word with an
+-- apostrophe also what follows it and the word without it ("d'angelo": "angelo", "dangelo"); and its phone's digits,
+-- after a "+" (no word holds one). Its search_path is the migration's: a stored column is also computed where
+-- PostgreSQL 17 runs with a search_path of its own (a table rewrite, a restore).
+CREATE FUNCTION "contact_search_words"(first_name TEXT, last_name TEXT, email TEXT, phone TEXT)
+  RETURNS TSVECTOR LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path FROM CURRENT AS $$
 DECLARE
-  owner TEXT := tenant::TEXT;
   words TEXT[] := search_split(concat_ws(' ', first_name, last_name, email));
-  keys TEXT[] := '{}';
   word TEXT;
   digits TEXT := phone_digits(phone);
 BEGIN
-  IF cardinality(words) > 0 THEN
-    keys := string_to_array(owner || array_to_string(words, E'\n' || owner), E'\n');
-    IF strpos(array_to_string(words, ' '), '''') > 0 THEN
-      FOREACH word IN ARRAY words LOOP
-        IF strpos(word, '''') > 0 THEN
-          keys := keys || (owner || replace(word, '''', '')) || (owner || substr(word, strpos(word, '''') + 1));
-        END IF;
-      END LOOP;
-    END IF;
+  IF strpos(array_to_string(words, ' '), '''') > 0 THEN
+    FOREACH word IN ARRAY words LOOP
+      IF strpos(word, '''') > 0 THEN
+        words := words || replace(word, '''', '') || substr(word, strpos(word, '''') + 1);
+      END IF;
+    END LOOP;
   END IF;
   IF digits <> '' THEN
-    keys := keys || (owner || '+' || digits);
+    words := words || ('+' || digits);
   END IF;
-  RETURN array_to_tsvector(keys);
+  RETURN array_to_tsvector(words);
 END
 $$;
 
--- What contact_words holds of `words` given in `texts`, for @@: any text (|) whose every word (&) is a key, or,
--- with `prefix`, the start of one (a text's words are their order's prefix: the caller checks the order).
-CREATE FUNCTION "contact_words_match"(tenant UUID, texts TEXT[], prefix BOOLEAN) RETURNS TSQUERY
+-- A tsquery for @@ on search_words: any text of `texts` (|) whose every word (&) is one of the contact's, or, with
+-- `prefix`, the start of one (a text's words come in order: the caller checks the order). Null when no text has a
+-- word (the API's values have one).
+CREATE FUNCTION "contact_words_match"(texts TEXT[], prefix BOOLEAN) RETURNS TSQUERY
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
   SELECT string_agg(t.words, ' | ')::TSQUERY FROM (
-    SELECT '(' || string_agg('''' || replace(tenant::TEXT || w, '''', '''''') || '''' ||
-      CASE WHEN prefix THEN ':*' ELSE '' END, ' & ') || ')' AS words
+    SELECT '(' || string_agg('''' || replace(w, '''', '''''') || '''' || CASE WHEN prefix THEN ':*' ELSE '' END,
+      ' & ') || ')' AS words
     FROM unnest(texts) WITH ORDINALITY AS v(text, i) CROSS JOIN LATERAL unnest(search_split(v.text)) AS w
     GROUP BY v.i) t
 $$;
 
--- What contact_words holds of phones with the digits of `phones` (or, with `prefix`, starting with them), for @@.
-CREATE FUNCTION "contact_phone_match"(tenant UUID, phones TEXT[], prefix BOOLEAN) RETURNS TSQUERY
+-- A tsquery for @@ on search_words: phones with the digits of `phones` (with `prefix`, starting with them).
+CREATE FUNCTION "contact_phone_match"(phones TEXT[], prefix BOOLEAN) RETURNS TSQUERY
   LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT string_agg('''' || tenant::TEXT || '+' || phone_digits(p) || '''' || CASE WHEN prefix THEN ':*' ELSE '' END,
-    ' | ')::TSQUERY
+  SELECT string_agg('''+' || phone_digits(p) || '''' || CASE WHEN prefix THEN ':*' ELSE '' END, ' | ')::TSQUERY
   FROM unnest(phones) p WHERE phone_digits(p) <> ''
-$$;
-
--- A contact's tags as index keys, each after the tenant's id; the same of the tags a search names, for @> and &&.
-CREATE FUNCTION "contact_tag_keys"(tenant UUID, tags TEXT[]) RETURNS TEXT[] LANGUAGE plpgsql IMMUTABLE STRICT
-  PARALLEL SAFE COST 50 AS $$
-DECLARE
-  owner TEXT := tenant::TEXT;
-  keys TEXT[] := '{}';
-  tag TEXT;
-BEGIN
-  FOREACH tag IN ARRAY tags LOOP
-    keys := keys || (owner || tag);
-  END LOOP;
-  RETURN keys;
-END
 $$;
 
 -- In DO blocks: Citus sends DDL on a distributed table to its shards as the text of one command.
 DO $$
 BEGIN
-  CREATE INDEX "contacts_words_idx" ON "contacts"
-    USING gin (contact_words("tenant_id", "first_name", "last_name", "email", "phone"));
+  ALTER TABLE "contacts" ADD COLUMN "search_words" TSVECTOR
+    GENERATED ALWAYS AS (contact_search_words("first_name", "last_name", "email", "phone")) STORED;
 END
 $$;
 DO $$
 BEGIN
-  CREATE INDEX "contacts_tag_keys_idx" ON "contacts" USING gin (contact_tag_keys("tenant_id", "tags"));
+  CREATE INDEX "contacts_search_words_idx" ON "contacts" USING gin ("tenant_id", "search_words");
+END
+$$;
+DO $$
+BEGIN
+  CREATE INDEX "contacts_tags_idx" ON "contacts" USING gin ("tenant_id", "tags");
 END
 $$;
 DO $$

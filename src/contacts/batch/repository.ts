@@ -48,6 +48,8 @@ const SLICE_WEIGHT = 2000
  */
 interface Recorded {
   events: number
+  /** The number the transaction's events carry (FEED_TXN), once it has recorded one. */
+  txn?: string
   instantsEnd?: bigint
 }
 
@@ -239,13 +241,15 @@ export class BatchRepository {
     recorded: Recorded,
   ): Promise<void> {
     if (contacts.length === 0) return
-    const { ANCHOR, EVENTS, LINKS } = batchSql
+    const { ANCHOR, FEED_TXN, EVENTS, LINKS } = batchSql
     // EVENTS reads its tenant from the tenant's event_feeds row, which creates make first (create): made here for
     // updates, after the contacts' locks as there (made before them, it would wait on another batch making it,
     // which may wait on a contact this one holds).
     if (type === 'contact.updated') await query(ANCHOR.name, ANCHOR.sql, [tenantId])
+    recorded.txn ??= (await query<{ txn: string }>(FEED_TXN.name, FEED_TXN.sql, [tenantId]))[0]?.txn
     const ids = contacts.map(({ id }) => id)
-    await query(EVENTS.name, EVENTS.sql, [tenantId, ids, ids.map(() => randomUUID()), recorded.events, type])
+    const events = [tenantId, ids, ids.map(() => randomUUID()), recorded.events, type, recorded.txn]
+    await query(EVENTS.name, EVENTS.sql, events)
     recorded.events += contacts.length
     const links = linked.flatMap(({ id, tags }) => tags.map((name) => [id, name] as const))
     if (links.length > 0) {

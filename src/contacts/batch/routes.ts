@@ -63,6 +63,7 @@ const batch: FastifyPluginAsyncTypebox = async (fastify) => {
                   status: 200,
                   headers: {},
                   body: String(reply.serializeInput(response, '200', 'application/json')),
+                  contactIds: response.results.flatMap((result) => (result.contact ? [result.contact.id] : [])),
                 }
               },
               BATCH_ANSWER_BYTES,

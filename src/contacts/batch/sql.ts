@@ -57,18 +57,28 @@ const TRANSACTION = {
 }
 
 /**
- * Records an event of each contact of `$2` (ids), as contacts_record_event would: the row as JSON, at the position
- * (the node's transaction id, `$4` + its place in `$2`), with the event ids of `$3` and the type `$5`. The
- * transaction id comes from node_xact_id(column), which Citus runs on the worker with the row; the contact is read
- * as this transaction wrote it, each by its key in a subquery of its own (a join would read all the tenant's
+ * The number the transaction's events of the tenant carry (feed_txn(), as contacts_record_event takes it): its
+ * row in event_commits is made with the first call. On Citus it runs on the coordinator (a function may not write
+ * to a distributed table from a query on a shard), whose session is not the one where the triggers take theirs: a
+ * transaction there that also fires the triggers records its events under two numbers, which readers order by
+ * their events' clock as any two transactions.
+ */
+const FEED_TXN = named('contacts_batch_feed_txn', 'SELECT feed_txn($1::uuid)::text AS txn')
+
+/**
+ * Records an event of each contact of `$2` (ids), as contacts_record_event would: the row as JSON, in the
+ * transaction's events of the tenant (`$6`, FEED_TXN's), numbered `$4` + its place in `$2`, with the event ids of
+ * `$3` and the type `$5`, at the clock of the node that holds the row (node_clock(column), which Citus runs on the
+ * worker, as the triggers' clock_timestamp(): readers order transactions by their last event's). The contact is
+ * read as this transaction wrote it, each by its key in a subquery of its own (a join would read all the tenant's
  * contacts, as in LOCK). The tenant comes from its event_feeds row (see ANCHOR). The caller numbers every event
  * of its transaction (the triggers record none).
  */
 const EVENTS = named(
   'contacts_batch_events',
-  `INSERT INTO events (tenant_id, xid, n, id, type, occurred_at, contact_id, contact)
-  SELECT a.tenant_id, node_xact_id(a.tenant_id), $4::bigint + e.k, e.event_id, $5::text::event_type,
-    statement_timestamp(), e.contact_id, (SELECT to_jsonb(c) FROM contacts c WHERE c.tenant_id = $1 AND c.id = e.contact_id)
+  `INSERT INTO events (tenant_id, txn, n, id, type, occurred_at, contact_id, contact)
+  SELECT a.tenant_id, $6::bigint, $4::bigint + e.k, e.event_id, $5::text::event_type,
+    node_clock(a.tenant_id), e.contact_id, (SELECT to_jsonb(c) - 'search_words' FROM contacts c WHERE c.tenant_id = $1 AND c.id = e.contact_id)
   FROM event_feeds a CROSS JOIN unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS e(contact_id, event_id, k)
   WHERE a.tenant_id = $1`,
 )
@@ -172,11 +182,11 @@ const CREATED_AT = '($3::timestamptz + make_interval(secs => (i.n - 1) / 1e6))'
 /**
  * Creates the items whose email names no contact, with the ids given in the items. Rows go in in the order of
  * their keys, so that two transactions creating the same emails wait on each other in one order, never in a
- * circle; createdAt follows the items' order, a microsecond apart from `$3`; acquiredAt, updatedAt, the email
- * key and changed_xid (the transaction's id) are what the BEFORE trigger, which the batch's rows skip, would give
+ * circle; createdAt follows the items' order, a microsecond apart from `$3`; acquiredAt, updatedAt and the email
+ * key are what the BEFORE trigger, which the batch's rows skip, would give
  * them (tags: see `given`). An
- * item whose email's keyed hash (the item's `emailHash`, null without the instance's key) is an erased address
- * of the tenant is not created: read in this statement's snapshot, as the contacts it looks for are, so that an
+ * item whose email's keyed hash (the item's `emailHash`; null without the instance's key, then any address) is an
+ * erased address of the tenant is not created: read in this statement's snapshot, as the contacts it looks for are, so that an
  * erasure committing meanwhile is seen either way (its erased address, or its contact still there). An item
  * skipped by a unique key (its email created meanwhile by another transaction, or, rarely, its instant taken by
  * one) or by an erasure answers no row, for the caller to tell which. Answers each contact created with its key.
@@ -187,12 +197,12 @@ function insertStatement(storage: ContactStorage) {
     'value' in from ? [{ column: stored.column, value: `'${from.value.replaceAll("'", "''")}'${stored.cast}` }] : [],
   )
   return replanned(
-    `INSERT INTO contacts AS c (id, tenant_id, email_key, created_at, acquired_at, updated_at, changed_xid, ${[
+    `INSERT INTO contacts AS c (id, tenant_id, email_key, created_at, acquired_at, updated_at, ${[
       ...storage.batch.map(({ stored }) => stored.column),
       ...serverSet.map(({ column }) => column),
     ].join(', ')})
   SELECT (i.item->>'id')::uuid, a.tenant_id, ${KEY}, ${CREATED_AT}, ${CREATED_AT}, GREATEST(now(), ${CREATED_AT}),
-    node_xact_id(a.tenant_id), ${[
+    ${[
       ...storage.batch.map((spec) =>
         spec.absent === null ? given(spec) : `COALESCE(${given(spec)}, '${spec.absent}'${spec.stored.cast})`,
       ),
@@ -201,8 +211,8 @@ function insertStatement(storage: ContactStorage) {
   FROM event_feeds a CROSS JOIN ${ITEMS}
   WHERE a.tenant_id = $1
     AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = ${KEY} OFFSET 0)
-    AND NOT EXISTS (SELECT 1 FROM erased_emails x
-      WHERE x.tenant_id = $1 AND x.email_hash = (i.item->>'emailHash')::bpchar OFFSET 0)
+    AND NOT EXISTS (SELECT 1 FROM erased_emails x WHERE x.tenant_id = $1
+      AND (i.item->>'emailHash' IS NULL OR x.email_hash = (i.item->>'emailHash')::bpchar) OFFSET 0)
   ORDER BY ${KEY}
   ON CONFLICT DO NOTHING
   RETURNING c.email_key AS key, ${selectListOf(storage)('c', isoUtcReturned)}, c.version`,
@@ -225,6 +235,7 @@ export function batchStatements(storage: ContactStorage) {
     CLOCK,
     INSERT: insertStatement(storage),
     TRANSACTION,
+    FEED_TXN,
     EVENTS,
     LINKS,
   }

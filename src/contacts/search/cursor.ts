@@ -17,7 +17,32 @@ export interface Cursor {
 
 /** An instant as positions carry it: ISO 8601 in UTC, to the microsecond or less. */
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/
-const DIGITS = /^\d{1,20}$/
+/** pg_snapshot's text: xmin:xmax:the ids running between them, comma-separated. */
+const SNAPSHOT = /^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20})*)?$/
+const NODE = /^[0-9a-f]{16}$/
+
+/** A real instant of years 1 to 9999 (the pattern alone lets 2026-02-30 or month 13 through). */
+function isInstant(text: string): boolean {
+  const date = new Date(text)
+  const year = date.getUTCFullYear()
+  return (
+    !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999 && date.toISOString().slice(0, 19) === text.slice(0, 19)
+  )
+}
+
+/**
+ * The longest snapshot a cursor carries (about 30 transactions running at once). A longer one is replaced by
+ * walkSnapshot() with one that sees nothing from its oldest running transaction on: the walk's end may then show
+ * again some contacts changed shortly before it began, as docs/api-search.md says, but the cursor stays short.
+ */
+export const SNAPSHOT_LENGTH = 360
+
+/** The snapshot a walk's cursor carries for the first page's `snapshot`. */
+export function walkSnapshot(snapshot: string): string {
+  if (snapshot.length <= SNAPSHOT_LENGTH) return snapshot
+  const xmin = snapshot.slice(0, snapshot.indexOf(':'))
+  return `${xmin}:${xmin}:`
+}
 
 export function encodeCursor(cursor: Cursor): string {
   const { sort, at, walk, changed } = cursor
@@ -25,7 +50,7 @@ export function encodeCursor(cursor: Cursor): string {
     JSON.stringify({
       s: sort,
       ...(at && { c: at.created, ...(at.updated !== undefined && { u: at.updated }) }),
-      ...(walk && { w: [walk.bound, walk.xid, walk.node] }),
+      ...(walk && { w: [walk.bound, walk.snapshot, walk.node] }),
       ...(changed && { ch: 1 }),
     }),
   ).toString('base64url')
@@ -48,7 +73,7 @@ export function decodeCursor(text: string, sort: Sort): Cursor {
   const { s, c, u, w, ch } = (value ?? {}) as Record<string, unknown>
   if (s !== sort) throw invalid()
   const byUpdated = sort === '-updatedAt' || sort === 'updatedAt'
-  const instant = (x: unknown) => typeof x === 'string' && INSTANT.test(x)
+  const instant = (x: unknown) => typeof x === 'string' && INSTANT.test(x) && isInstant(x)
   let at: Position | undefined
   if (c !== undefined || u !== undefined) {
     if (!instant(c) || (byUpdated ? !instant(u) : u !== undefined)) throw invalid()
@@ -56,11 +81,18 @@ export function decodeCursor(text: string, sort: Sort): Cursor {
   }
   let walk: Walk | undefined
   if (w !== undefined) {
-    const [bound, xid, node] = Array.isArray(w) ? w : []
-    if (sort !== '-updatedAt' || !instant(bound) || !DIGITS.test(String(xid)) || !DIGITS.test(String(node))) {
+    const [bound, snapshot, node] = Array.isArray(w) ? w : []
+    if (
+      sort !== '-updatedAt' ||
+      !instant(bound) ||
+      typeof snapshot !== 'string' ||
+      snapshot.length > SNAPSHOT_LENGTH ||
+      !SNAPSHOT.test(snapshot) ||
+      !NODE.test(String(node))
+    ) {
       throw invalid()
     }
-    walk = { bound: bound as string, xid: String(xid), node: String(node) }
+    walk = { bound: bound as string, snapshot, node: String(node) }
   }
   if (ch !== undefined && (ch !== 1 || walk === undefined)) throw invalid()
   // A walk by -updatedAt always carries its walk; every other cursor has a position.

@@ -80,10 +80,8 @@ function oneValueOf(kind: SearchKind, spec: FieldSpec): TSchema {
       return Type.String({ minLength: 1, maxLength: LIMITS.tag, pattern: PRINTABLE })
     case 'phone':
       return Type.String({ minLength: 1, maxLength: LIMITS.phone, pattern: PHONE_PART })
-    case 'label':
-      return Type.String({ minLength: 1, maxLength: textLimit(spec), pattern: PRINTABLE })
     default:
-      // Names and emails are found by their words first (an index): a value has one at least.
+      // Compared by their words (names and emails found by them first, through an index): a value has one at least.
       return Type.String({ minLength: 1, maxLength: textLimit(spec), pattern: WORDED_TEXT })
   }
 }
@@ -215,7 +213,7 @@ export const SearchRequestSchema = Type.Object(
     cursor: Type.Optional(
       Type.String({
         pattern: '^[A-Za-z0-9_-]+$',
-        maxLength: 512,
+        maxLength: 1024,
         description: 'Il valore di `next` della pagina precedente, così com’è; omesso per la prima',
       }),
     ),

@@ -3,8 +3,11 @@
 // that changed while it went on, which moved before it (docs/api-search.md, "Walking every page").
 import fp from 'fastify-plugin'
 import type { Database } from '../../db/database.js'
+import { REPLANNED } from '../../db/statement-name.js'
+import { errors } from '../../errors/catalogue.js'
 import type { Contact } from '../model.js'
-import { type Cursor, decodeCursor, encodeCursor } from './cursor.js'
+import { SearchAdmission, WAIT_MS } from './admission.js'
+import { type Cursor, decodeCursor, encodeCursor, walkSnapshot } from './cursor.js'
 import type { Filter, SearchPage, SearchRequest, Sort } from './model.js'
 import {
   changedStatement,
@@ -25,9 +28,11 @@ export type PageRow = Contact & {
   positionCreated: string
   positionUpdated: string
   walkBound?: string
-  walkXid?: string
+  walkSnapshot?: string
   walkNode?: string
 }
+
+const searchBusy = () => errors.searchBusy(Math.ceil(WAIT_MS / 1000))
 
 /** SQLSTATE of a statement cancelled by statement_timeout. */
 const QUERY_CANCELED = '57014'
@@ -37,10 +42,14 @@ export class SearchRepository {
     private readonly db: Database,
     /** How long a count may take before the answer goes without it. */
     private readonly countTimeoutMs: number,
+    /** Whose turn it is to run a search planned with its values (those that may read many contacts). */
+    private readonly admission: SearchAdmission,
   ) {}
 
-  private run(tenantId: string, statement: Statement): Promise<PageRow[]> {
-    return this.db.query<PageRow>(statement.name, statement.sql, [tenantId, ...statement.params])
+  /** A page's statement, in its turn when it may read many contacts (its plan depends on its values). */
+  run(tenantId: string, statement: Statement): Promise<PageRow[]> {
+    const read = () => this.db.query<PageRow>(statement.name, statement.sql, [tenantId, ...statement.params])
+    return statement.name === REPLANNED ? this.admission.inTurn(tenantId, read, searchBusy) : read()
   }
 
   /** A page of the search and the cursor of the next (null on the last), as the search's answer has them. */
@@ -76,14 +85,13 @@ export class SearchRepository {
    * snapshot and needs none.
    */
   private async walkByUpdated(tenantId: string, spec: SearchSpec, limit: number, cursor?: Cursor) {
-    const rows = limit + 1
     if (cursor === undefined) {
       const page = await this.run(tenantId, pageStatement(spec, rowsFor(limit), undefined, true))
       const first = page[0]
       if (page.length <= limit || first === undefined) return { rows: page.slice(0, limit), next: null }
       const walk: Walk = {
         bound: first.walkBound as string,
-        xid: first.walkXid as string,
+        snapshot: walkSnapshot(first.walkSnapshot as string),
         node: first.walkNode as string,
       }
       return { rows: page.slice(0, limit), next: { sort: spec.sort, at: positionOf(page[limit - 1], spec.sort), walk } }
@@ -96,17 +104,24 @@ export class SearchRepository {
         return { rows: page.slice(0, limit), next: { ...cursor, at: positionOf(page[limit - 1], spec.sort) } }
     }
     // Every contact passed: the rest of the page, and the next ones, are those changed since the walk began.
-    const shown = new Set(page.map((row) => row.id))
-    const changed = await this.run(
-      tenantId,
-      changedStatement(spec, rows - page.length, walk, cursor.changed ? cursor.at : undefined),
-    )
-    const more = changed.length > limit - page.length
-    const kept = changed.slice(0, limit - page.length)
+    const room = limit - page.length
+    const from = cursor.changed ? cursor.at : undefined
+    const changed = await this.run(tenantId, changedStatement(spec, room + 1, walk, from))
+    const kept = changed.slice(0, room)
     const last = kept.at(-1)
+    const shown = new Set(page.map((row) => row.id))
     return {
       rows: [...page, ...kept.filter((row) => !shown.has(row.id))],
-      next: more && last ? { sort: spec.sort, walk, changed: true, at: positionOf(last, spec.sort) } : null,
+      // More changed contacts follow: from the last one kept, or from where this page began when it kept none.
+      next:
+        changed.length > room
+          ? {
+              sort: spec.sort,
+              walk,
+              changed: true,
+              ...(last ? { at: positionOf(last, spec.sort) } : from && { at: from }),
+            }
+          : null,
     }
   }
 
@@ -117,13 +132,18 @@ export class SearchRepository {
   async count(tenantId: string, spec: SearchSpec): Promise<number | undefined> {
     const statement = countStatement(spec)
     try {
-      return await this.db.transaction(async (query) => {
-        await query('search_count_timeout', "SELECT set_config('statement_timeout', $1, true)", [
-          String(this.countTimeoutMs),
-        ])
-        const [row] = await query<{ total: number }>(statement.name, statement.sql, [tenantId, ...statement.params])
-        return row?.total ?? 0
-      })
+      return await this.admission.inTurn(
+        tenantId,
+        () =>
+          this.db.transaction(async (query) => {
+            await query('search_count_timeout', "SELECT set_config('statement_timeout', $1, true)", [
+              String(this.countTimeoutMs),
+            ])
+            const [row] = await query<{ total: number }>(statement.name, statement.sql, [tenantId, ...statement.params])
+            return row?.total ?? 0
+          }),
+        searchBusy,
+      )
     } catch (error) {
       if ((error as { code?: unknown }).code === QUERY_CANCELED) return undefined
       throw error
@@ -147,7 +167,9 @@ declare module 'fastify' {
 
 export const searchRepository = fp(
   async function searchRepository(fastify) {
-    fastify.decorate('contactSearch', new SearchRepository(fastify.db, fastify.config.SEARCH_COUNT_TIMEOUT_MS))
+    const { SEARCH_COUNT_TIMEOUT_MS, DATABASE_POOL_SIZE } = fastify.config
+    const admission = new SearchAdmission(Math.max(1, DATABASE_POOL_SIZE - 1))
+    fastify.decorate('contactSearch', new SearchRepository(fastify.db, SEARCH_COUNT_TIMEOUT_MS, admission))
   },
   { name: 'search-repository', dependencies: ['database'] },
 )

@@ -25,6 +25,6 @@ export const searchContacts = {
   body: Type.Ref(SearchRequestSchema),
   response: {
     200: success('Una pagina dei contatti trovati', Type.Ref(SearchPageSchema)),
-    ...errorResponses([...COMMON_CODES, ...BODY_CODES]),
+    ...errorResponses([...COMMON_CODES, ...BODY_CODES, 'server_busy']),
   },
 }

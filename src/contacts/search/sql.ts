@@ -1,9 +1,10 @@
 // The search's SQL: a page of the contacts that match a search, in its order, from a position, and their count.
 // A search is one WHERE: the tenant, its groups of filters ORed (each group's filters ANDed), its words, and the
-// position. Each filter is a condition on the contact's columns; those an index serves are written as the index
-// is (the migration contacts_search and docs/decisions/0008-search-indexes.md): the tags through
-// contact_tag_keys(), names, email words and phones through contact_words(), instants as ranges on the columns,
-// so that a selective filter reads its matches from an index and not the tenant's contacts one by one. Statements
+// position. Each filter is a condition on the contact's columns; those an index serves are written on the indexed
+// columns (the migration contacts_search and docs/decisions/0008-search-indexes.md): `tags` with @> and &&, names,
+// email words and phones through `search_words` (@@), instants as ranges, so that a selective filter reads its
+// matches from an index and not the tenant's contacts one by one, and a frequent one is checked cheaply on the
+// contacts read in order. Statements
 // whose best plan depends on their values are planned with them each time (REPLANNED); the others are prepared.
 import { isoUtcMicros } from '../../db/iso-time.js'
 import { REPLANNED, statementName } from '../../db/statement-name.js'
@@ -28,12 +29,12 @@ export interface Position {
 /**
  * What a walk by -updatedAt remembers from its first page, to end with the contacts that changed while it went
  * on (they moved before it): the earliest instant a change committed since can carry (`bound`), the first page's
- * snapshot's oldest transaction (`xid`) and the node that answered it (`node`: a tenant whose shards moved
+ * snapshot (`snapshot`, as pg_snapshot's text) and the node that answered it (`node`: a tenant whose shards moved
  * is on another, whose transaction ids are not comparable).
  */
 export interface Walk {
   bound: string
-  xid: string
+  snapshot: string
   node: string
 }
 
@@ -42,10 +43,6 @@ export interface Statement {
   sql: string
   params: unknown[]
 }
-
-/** The words, tags and phones of a contact as its GIN indexes hold them (the migration contacts_search). */
-const WORDS = 'contact_words(c.tenant_id, c.first_name, c.last_name, c.email, c.phone)'
-const TAG_KEYS = 'contact_tag_keys(c.tenant_id, c.tags)'
 
 const FIELDS = new Map(CONTACT_SEARCH_FIELDS.map((field) => [field.name, field]))
 /** Each field's column (aliased `c`) and, for an enumeration, its type. */
@@ -76,7 +73,7 @@ function wordsCondition(column: string, op: string, value: unknown, params: Para
   const texts = many ? given : `ARRAY[${given}]`
   // The words index first, where it holds the field (names; the values have a word at least, by their schema).
   const candidates = (prefix: boolean) =>
-    indexed ? `${WORDS} @@ contact_words_match($1, ${texts}, ${prefix}) AND ` : ''
+    indexed ? `c.search_words @@ contact_words_match(${texts}, ${prefix}) AND ` : ''
   const each = `ARRAY(SELECT search_text(v) FROM unnest(${given}) v)`
   switch (op) {
     case 'eq':
@@ -105,7 +102,7 @@ function emailCondition(op: string, value: unknown, params: Params): string {
       return `(c.email_key IS NULL OR c.email_key <> ALL(${lowered(params.add(value, 'text[]'))}))`
     default: {
       const given = params.add(value, 'text')
-      return `${WORDS} @@ contact_words_match($1, ARRAY[${given}], true) AND starts_with(c.email_key, lower(${given}))`
+      return `c.search_words @@ contact_words_match(ARRAY[${given}], true) AND starts_with(c.email_key, lower(${given}))`
     }
   }
 }
@@ -120,7 +117,7 @@ function phoneCondition(op: string, value: unknown, params: Params): string {
     case 'notIn':
       return `(c.phone IS NULL OR phone_digits(c.phone) <> ALL(ARRAY(SELECT phone_digits(v) FROM unnest(${given}) v)))`
     default:
-      return `${WORDS} @@ contact_phone_match($1, ${phones}, ${op === 'prefix'})`
+      return `c.search_words @@ contact_phone_match(${phones}, ${op === 'prefix'})`
   }
 }
 
@@ -137,13 +134,19 @@ function enumCondition(column: string, type: string, op: string, value: unknown,
   }
 }
 
+/**
+ * An instant of a filter, in UTC to the millisecond: PostgreSQL takes offsets up to ±15:59, RFC 3339 up to ±23:59,
+ * and the comparison is to the millisecond anyway.
+ */
+const utc = (value: unknown) => new Date(value as string).toISOString()
+
 /** Instants compared as the answers show them, to the millisecond: ranges on the column, which its index serves. */
 function instantCondition(column: string, op: string, value: unknown, params: Params): string {
   if (op === 'between') {
-    const [from, to] = value as [string, string]
+    const [from, to] = (value as [string, string]).map(utc)
     return `${column} >= ${millis(params.add(from, 'timestamptz'))} AND ${column} < ${nextMillis(params.add(to, 'timestamptz'))}`
   }
-  const at = params.add(value, 'timestamptz')
+  const at = params.add(utc(value), 'timestamptz')
   switch (op) {
     case 'eq':
       return `${column} >= ${millis(at)} AND ${column} < ${nextMillis(at)}`
@@ -160,18 +163,13 @@ function instantCondition(column: string, op: string, value: unknown, params: Pa
   }
 }
 
-/**
- * Tags through their keys, which the index holds. Only the keys: the same test on the row's tags beside them would
- * count twice in PostgreSQL's estimate of how many contacts match (it multiplies conditions it takes as
- * independent), which then prefers reading every match and sorting them to reading the first ones in order.
- */
 function tagsCondition(op: string, value: unknown, params: Params): string {
   const names = params.add(value, 'text[]')
   switch (op) {
     case 'hasAll':
-      return `${TAG_KEYS} @> contact_tag_keys($1, ${names})`
+      return `c.tags @> ${names}`
     case 'hasAny':
-      return `${TAG_KEYS} && contact_tag_keys($1, ${names})`
+      return `c.tags && ${names}`
     default:
       return `NOT (c.tags && ${names})`
   }
@@ -229,8 +227,7 @@ function searchWhere(spec: SearchSpec, params: Params): { where: string; replann
   ]
   if (spec.query !== undefined) {
     replanned = true
-    const match = `contact_words_match($1, ARRAY[${params.add(spec.query, 'text')}], true)`
-    conditions.push(`${WORDS} @@ ${match}`)
+    conditions.push(`c.search_words @@ contact_words_match(ARRAY[${params.add(spec.query, 'text')}], true)`)
   }
   return { where: conditions.filter((c) => c !== 'true').join(' AND '), replanned }
 }
@@ -253,15 +250,25 @@ const selectContact = selectListOf(contact.storage)
 const PAGE_COLUMNS = `${selectContact('c')}, ${isoUtcMicros('c.created_at')} AS "positionCreated",
     ${isoUtcMicros('c.updated_at')} AS "positionUpdated"`
 
+/** Which node answers, as a hash of its system identifier (the cursor need not tell it). */
+const NODE = 'left(md5((SELECT system_identifier FROM pg_control_system())::text), 16)'
+
+/**
+ * The transaction id (64 bits, as pg_snapshot's) that wrote the row's current version: its 32-bit xmin put in the
+ * epoch of the snapshot's xmax, which no live row's xmin is more than 2^31 before.
+ */
+const ROW_XID = `(pg_snapshot_xmax(pg_current_snapshot())::text::bigint
+      - ((pg_snapshot_xmax(pg_current_snapshot())::text::bigint - c.xmin::text::bigint) % 4294967296 + 4294967296) % 4294967296)::text::xid8`
+
 /**
  * What a walk by -updatedAt notes on its first page: the earliest a change committed after this statement can
  * carry as updatedAt (the start of the oldest transaction open on the node, or now; less a minute, for the clocks
- * of a distributed PostgreSQL, whose coordinator gives now()), the snapshot's oldest transaction, and the node.
+ * of a distributed PostgreSQL, whose coordinator gives now()), the snapshot, and the node.
  */
 const WALK_COLUMNS = `${isoUtcMicros(`(LEAST(statement_timestamp(), (SELECT min(a.xact_start) FROM pg_stat_get_activity(NULL) a
       WHERE a.datid = (SELECT m.datid FROM pg_stat_get_activity(pg_backend_pid()) m))) - interval '1 minute')`)} AS "walkBound",
-    pg_snapshot_xmin(pg_current_snapshot())::text AS "walkXid",
-    (SELECT system_identifier FROM pg_control_system())::text AS "walkNode"`
+    pg_current_snapshot()::text AS "walkSnapshot",
+    ${NODE} AS "walkNode"`
 
 /** Statements by their text: one name each. */
 const names = new Map<string, string>()
@@ -315,13 +322,12 @@ export function changedStatement(spec: SearchSpec, rows: number, walk: Walk, aft
   const params = new Params()
   const { where } = searchWhere(spec, params)
   const bound = params.add(walk.bound, 'timestamptz')
-  const xid = params.add(walk.xid, 'bigint')
+  const snapshot = params.add(walk.snapshot, 'pg_snapshot')
   const node = params.add(walk.node, 'text')
   const position = after ? ` AND ${ORDER.updatedAt.after(params, after)}` : ''
   const sql = `SELECT ${PAGE_COLUMNS}
     FROM (SELECT * FROM contacts c WHERE ${where} AND c.updated_at >= ${bound}
-      AND CASE WHEN (SELECT system_identifier FROM pg_control_system())::text = ${node}
-        THEN age(c.xmin) <= pg_snapshot_xmax(pg_current_snapshot())::text::bigint - ${xid} ELSE true END${position}
+      AND CASE WHEN ${NODE} = ${node} THEN NOT pg_visible_in_snapshot(${ROW_XID}, ${snapshot}) ELSE true END${position}
       ORDER BY ${ORDER.updatedAt.by} LIMIT ${rows}) c
     ORDER BY ${ORDER.updatedAt.by}`
   return named(sql, params, true)

@@ -9,17 +9,20 @@ import { EMAIL, UUID } from '../../schemas/common.js'
 
 const shared: Options = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false }
 
-const SECONDS = /[Tt ]\d{2}:\d{2}:(\d{2})/
+const SECONDS = /[Tt]\d{2}:\d{2}:(\d{2})/
+/** RFC 3339's date-time as JSON Schema's format names it: a T between date and time, an offset with its colon. */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
 // addFormats.get is ajv-formats' public way to a format's definition (its `dist/` files are not).
 const rfc3339 = addFormats.default.get('date-time', 'full') as { validate: (value: string) => boolean }
 
 /**
  * An RFC 3339 timestamp that is also an instant the database can store: leap seconds (:60) and dates outside
- * years 1 to 9999 pass the plain format but fail later, in Date or in PostgreSQL.
+ * years 1 to 9999 pass the plain format but fail later, in Date or in PostgreSQL. As strict as the document's
+ * format: ajv-formats also takes a space for the T and an offset without its colon (+0100).
  */
 function isStorableDateTime(value: string): boolean {
-  if (!rfc3339.validate(value) || Number(SECONDS.exec(value)?.[1]) > 59) return false
-  const instant = new Date(value.replace(' ', 'T'))
+  if (!DATE_TIME.test(value) || !rfc3339.validate(value) || Number(SECONDS.exec(value)?.[1]) > 59) return false
+  const instant = new Date(value)
   const year = instant.getUTCFullYear()
   return !Number.isNaN(instant.getTime()) && year >= 1 && year <= 9999
 }
