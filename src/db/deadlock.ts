@@ -17,7 +17,10 @@ export const mayRunAgain = (error: unknown): boolean =>
  * again, up to `attempts` times in all, after a short random pause (so that the two sides do not meet again in
  * step). Any other error, or the last such one, is thrown.
  */
-export async function retryRolledBack<T>(work: () => Promise<T>, attempts = 5): Promise<T> {
+/** How many times in all a rolled-back transaction runs (docs/api-batch.md). */
+export const ROLLED_BACK_ATTEMPTS = 5
+
+export async function retryRolledBack<T>(work: () => Promise<T>, attempts = ROLLED_BACK_ATTEMPTS): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work()

@@ -10,6 +10,7 @@ import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
 import { SEARCH_PER_TENANT, WAIT_MS } from '../../src/contacts/search/admission.ts'
 import { CONTACT_SEARCH_FIELDS, operatorsOf, SEARCH_LIMITS } from '../../src/contacts/search/model.ts'
 import { BACKGROUND_CONNECTIONS } from '../../src/db/database.ts'
+import { ROLLED_BACK_ATTEMPTS } from '../../src/db/deadlock.ts'
 import { FEED_WINDOW } from '../../src/events/model.ts'
 import { CAUGHT_UP_MS, CONCURRENCY, PER_ROUND, WAVES_PER_LEASE } from '../../src/webhooks/deliverer.ts'
 import { LOOK_WINDOW } from '../../src/webhooks/sql.ts'
@@ -134,5 +135,24 @@ t.test("an instance's connections and a round's groups of deliveries are the cod
       `a lease of ${WAVES_PER_LEASE} attempts' \`WEBHOOKS_TIMEOUT_MS\` and one more (${lease} s with the default timeout), posts up to ${PER_ROUND} events after its position and its retries due, ${CONCURRENCY} at once`,
     ),
     'operations.md: a round and its lease',
+  )
+})
+
+t.test("the fault tests' and the batch's figures, as the docs give them", async (t) => {
+  const flat = (file: string) => read(file).replace(/\s+/g, ' ')
+  const cuts = /^const CUTS = (\d+)$/m.exec(read('test/faults/connections.test.ts'))?.[1]
+  t.ok(cuts, 'the connection test states its cuts')
+  t.ok(flat('docs/operations.md').includes(`cuts every connection ${cuts} times`), 'operations.md: the cuts')
+  t.ok(flat('docs/reliability.md').includes(`database connections ${cuts} times`), 'reliability.md: the cuts')
+  t.ok(
+    flat('docs/api-batch.md').includes(`runs again, up to ${ROLLED_BACK_ATTEMPTS} times in all`),
+    'api-batch.md: the runs of a rolled-back batch',
+  )
+  const perBatch = Number(/within (\d+) MB × \(`BATCH_CONCURRENCY` \+ 1\)/.exec(flat('docs/operations.md'))?.[1])
+  t.ok(perBatch > 0, 'operations.md: the bound per batch')
+  t.ok(flat('docs/operations.md').includes(`(1: ${perBatch * 2} MB)`), 'operations.md: BATCH_CONCURRENCY 1')
+  t.ok(
+    flat('docs/deployment.md').includes(`(batches then add at most ${perBatch * 2} MB`),
+    'deployment.md: BATCH_CONCURRENCY 1',
   )
 })
