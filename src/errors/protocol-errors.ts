@@ -8,6 +8,7 @@ import type { Socket } from 'node:net'
 import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isRepeated } from '../http-headers.js'
+import { type ParsedQuery, UNDECODABLE } from '../http-query.js'
 import { type ApiError, errors } from './catalogue.js'
 
 /** The headers of an answer given outside Fastify, with the ones every answer of the service carries. */
@@ -67,7 +68,9 @@ export default fp(
       const missing = raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && !request.headers.host
       // Two Content-Types leave the body's type unknown (Node keeps the first).
       const ambiguous = isRepeated(raw.rawHeaders, 'host') || isRepeated(raw.rawHeaders, 'content-type')
-      done(missing || ambiguous ? errors.badRequest() : undefined)
+      // A query that does not decode is an undecodable URL, as a path that does not is.
+      const undecodable = (request.query as ParsedQuery | undefined)?.[UNDECODABLE] === true
+      done(missing || ambiguous || undecodable ? errors.badRequest() : undefined)
     })
     // With a listener here Node no longer answers an unknown Expect by itself (with an empty 417).
     fastify.server.on('checkExpectation', (_request, response) => {

@@ -3,7 +3,7 @@
 // least of all, reaches the log even at LOG_LEVEL=trace.
 import { connect } from 'node:net'
 import t from 'tap'
-import { build, createTenantWithKey } from '../helper.ts'
+import { build, createTenantWithKey, request } from '../helper.ts'
 
 /** Sends raw bytes and returns everything the server answered before closing (or `waitMs` passing). */
 function exchange(port: number, chunks: string[], waitMs = 10_000): Promise<string> {
@@ -230,4 +230,18 @@ t.test('a client that hangs up mid-body is logged as such, not as a database out
     lines.some((line) => /"level":(50|60)/.test(line)),
     'nothing at error level',
   )
+})
+
+// Found by an outside tester: a query that did not decode (Latin-1's %F2, a cut sequence, %ZZ) was searched as sent
+// and answered an empty page, where an undecodable path is a 400.
+t.test('a query string that does not decode is 400 bad_request, as an undecodable path is', async (t) => {
+  const { app } = await build(t)
+  const { key } = await createTenantWithKey(app)
+  for (const query of ['q=nicol%F2', 'q=%E0%A4%A', 'q=a%ZZ', 'tag=vip%FF', 'email=%FF%FE@example.it', 'a%ZZ=1']) {
+    const res = await request(app, key, { method: 'GET', url: `/api/v1/contacts?${query}` })
+    t.equal(res.statusCode, 400, query)
+    t.equal(res.json().error.code, 'bad_request', query)
+  }
+  const decoded = await request(app, key, { method: 'GET', url: '/api/v1/contacts?q=nicol%C3%B2' })
+  t.equal(decoded.statusCode, 200, 'UTF-8 decodes')
 })
