@@ -46,6 +46,8 @@ export class EventRepository {
     private readonly retentionDays: number,
     /** How many events a page filtered by type reads at most. */
     private readonly window = FEED_WINDOW,
+    /** Where a page that could not number new commits says so (it is served without them). */
+    private readonly onUnnumbered: (error: unknown) => void = () => {},
   ) {}
 
   /**
@@ -66,7 +68,9 @@ export class EventRepository {
     limit: number,
     types?: readonly Event['type'][],
   ): Promise<{ events: PositionedEvent[]; end: Position; purged: Position; windowEnd: Position | null }> {
-    await this.sequence(tenantId)
+    // Numbering is a write: a shard moved while blocking writes (Citus) refuses or cancels it. The page is then
+    // served without the newest commits, which a later read numbers after it: late, never out of order.
+    await this.sequence(tenantId).catch(this.onUnnumbered)
     const statement = pageStatement(limit, types !== undefined, this.window)
     const params = [tenantId, after.seq.toString(), after.n.toString(), ...(types !== undefined ? [types] : [])]
     const rows = await this.db.query<PageRow>(statement.name, statement.sql, params)
@@ -166,7 +170,9 @@ declare module 'fastify' {
 /** The repository on the app, and the purge every ten minutes on every instance (a purge that races is harmless). */
 export const eventsRepository = fp(
   async function eventsRepository(fastify) {
-    const events = new EventRepository(fastify.db, fastify.config.EVENTS_RETENTION_DAYS)
+    const events = new EventRepository(fastify.db, fastify.config.EVENTS_RETENTION_DAYS, FEED_WINDOW, (error) =>
+      fastify.log.warn({ err: error }, 'events: a page served without numbering new commits'),
+    )
     fastify.decorate('events', events)
     schedulePurge(fastify, 'old events', () => events.purge())
   },

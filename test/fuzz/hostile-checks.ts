@@ -120,7 +120,20 @@ export function expectedPage(fx: HostileFixture, s: Snapshot, tenantId: string, 
   }
 }
 
+/** Whether every part of a raw query decodes as percent-encoded UTF-8 (one that does not is 400 bad_request). */
+function decodes(raw: string): boolean {
+  try {
+    for (const part of raw.split(/[&=]/)) decodeURIComponent(part)
+    return true
+  } catch {
+    return false
+  }
+}
+
 export function checkList(fx: HostileFixture, x: Exchange, header: string | undefined, query: GeneratedQuery) {
+  if (!decodes(query.raw)) {
+    return expectOutcome(x, { outcomes: [{ status: 400, code: 'bad_request' }], why: 'an undecodable query' })
+  }
   const auth = authOutcome(header, fx.keyInfos, 'list')
   if (auth) return expectOutcome(x, auth)
   const { expectation, query: parsed } = queryExpectation(query.params, query.garbage)
