@@ -46,7 +46,7 @@ export function problem(error: ErrorObject): string {
       return PATTERN_DESCRIPTIONS[String(p.pattern)] ?? 'contiene caratteri non ammessi'
     case 'format':
       return p.format === 'date-time'
-        ? 'deve essere una data e ora ISO 8601 con fuso orario (es. 2026-03-01T09:30:00.000Z)'
+        ? 'deve essere una data e ora ISO 8601 con fuso orario, dall’anno 1 al 9999 in UTC (es. 2026-03-01T09:30:00.000Z)'
         : p.format === 'uuid'
           ? 'deve essere un UUID'
           : p.format === 'email'

@@ -334,6 +334,8 @@ t.test('the list filters by tags, words and instants, with the cursor', async (t
 
   for (const [query, message] of [
     ['createdAfter=ieri', /"createdAfter".*ISO 8601/],
+    // RFC 3339 lets it through; in UTC it is the year 10000, which PostgreSQL and Date would refuse later.
+    ['updatedBefore=9999-12-31T23:30:00-01:00', /"updatedBefore".*dall’anno 1 al 9999 in UTC/],
     ['q=%27%27%27', /"q"/],
     ['tag=', /"tag\[0\]"/],
   ] as const) {
