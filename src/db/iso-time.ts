@@ -8,8 +8,13 @@ export const isoUtc = (expression: string) =>
  * SQL for `expression` with its microseconds, as the contacts list's cursor: `…SS.mmmuuuZ`, or `…SS.mmmZ` when
  * the microseconds of the millisecond are zero (a createdAt stored before they were kept).
  */
-export const isoUtcMicros = (expression: string) =>
-  `regexp_replace(to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '000Z$', 'Z')`
+export const isoUtcMicros = (expression: string) => {
+  // The format chosen by a comparison, not a regexp over the text: the regexp cost a page of 51 contacts about
+  // 150 µs of the database's CPU, as much as the rest of the page.
+  const utc = `(${expression} AT TIME ZONE 'UTC')`
+  return `to_char(${utc}, CASE WHEN date_trunc('milliseconds', ${utc}) = ${utc}
+    THEN 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END)`
+}
 
 /**
  * The same as isoUtc, through the database's IMMUTABLE function iso_utc (a migration's): for RETURNING lists, which

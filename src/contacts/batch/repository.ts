@@ -41,18 +41,6 @@ const BATCH_ROUNDS = 5
 /** On the embedded database, the items and tags a statement writes at most (see BatchRepository.slices). */
 const SLICE_WEIGHT = 2000
 
-/**
- * What the batch's transaction has taken: the events it recorded (it numbers them itself, from 1, since its
- * statements record every event of the transaction: the triggers skip its rows, and nothing else in it writes
- * contacts), and the end of the instants its creates took (microseconds since 1970, the first one after them).
- */
-interface Recorded {
-  events: number
-  /** The number the transaction's events carry (FEED_TXN), once it has recorded one. */
-  txn?: string
-  instantsEnd?: bigint
-}
-
 /** An instant in microseconds since 1970, as PostgreSQL reads a timestamptz: ISO 8601 in UTC, to the microsecond. */
 function isoOfMicroseconds(microseconds: bigint): string {
   const milliseconds = new Date(Number(microseconds / 1000n)).toISOString().slice(0, -1)
@@ -116,18 +104,27 @@ export async function checkItems(
   return { results, writes }
 }
 
-export class BatchRepository {
+/** What every batch of an instance shares: the statements' session and what the batches of each tenant took. */
+interface Shared {
+  kind: Database['kind']
+  erased: ErasedEmails
   /**
    * Per tenant, the end of the instants that this instance's batches of the tenant still writing have taken: a
    * batch's createdAt start after it. Two batches whose clocks were read within a millisecond would otherwise take
    * the same instants, and their creates would wait on each other, then go round again.
    */
-  private readonly instantsTaken = new Map<string, bigint>()
+  instantsTaken: Map<string, bigint>
+}
+
+export class BatchRepository {
+  private readonly shared: Shared
 
   constructor(
     private readonly db: Database,
-    private readonly erased: ErasedEmails,
-  ) {}
+    erased: ErasedEmails,
+  ) {
+    this.shared = { kind: db.kind, erased, instantsTaken: new Map() }
+  }
 
   /**
    * Imports `items` into the tenant; `query` runs the statements in a transaction of the caller's (an
@@ -136,165 +133,84 @@ export class BatchRepository {
    */
   async upsert(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
     const { results, writes } = await checkItems(items)
-    const counts = { created: 0, updated: 0, unchanged: 0 }
+    let counts = { created: 0, updated: 0, unchanged: 0 }
     if (writes.length > 0) {
-      const recorded: Recorded = { events: 0 }
-      const run = (q: Query) => this.write(q, tenantId, writes, results, counts, recorded)
+      let batch: BatchTransaction | undefined
+      const run = async (q: Query) => {
+        batch = new BatchTransaction(this.shared, q, tenantId, results)
+        await batch.write(writes)
+        counts = batch.counts
+      }
       try {
         await (query ? run(query) : this.db.transaction(run))
       } finally {
-        // No later batch has taken instants after this one's: none of the tenant's is writing on this instance.
-        if (recorded.instantsEnd !== undefined && this.instantsTaken.get(tenantId) === recorded.instantsEnd) {
-          this.instantsTaken.delete(tenantId)
-        }
+        batch?.releaseInstants()
       }
     }
     const failed = results.filter((result) => result !== undefined && result.status >= 400).length
     return { results: results as BatchResult[], ...counts, failed }
   }
+}
 
-  /**
-   * The writes in the slices each round of statements takes. On PostgreSQL, one: the statements run in the
-   * database's own processes, and slices would lock the contacts in several passes, out of the one order of their
-   * emails that every writer keeps. The embedded database runs a statement on this very thread, every other
-   * request waiting, /health included: slices of about SLICE_WEIGHT items and tags, with a turn of the event loop
-   * between them, keep each wait short (it runs one transaction at a time, so the order of locks does not matter).
-   */
-  private slices(writes: Write[]): Write[][] {
-    if (this.db.kind !== 'pglite') return writes.length === 0 ? [] : [writes]
-    const slices: Write[][] = []
-    let slice: Write[] = []
-    let weight = 0
-    for (const write of writes) {
-      const itemWeight = 1 + (write.item.tags?.length ?? 0)
-      if (slice.length > 0 && weight + itemWeight > SLICE_WEIGHT) {
-        slices.push(slice)
-        slice = []
-        weight = 0
-      }
-      slice.push(write)
-      weight += itemWeight
+/**
+ * The writes in the slices each round of statements takes. On PostgreSQL, one: the statements run in the
+ * database's own processes, and slices would lock the contacts in several passes, out of the one order of their
+ * emails that every writer keeps. The embedded database runs a statement on this very thread, every other
+ * request waiting, /health included: slices of about SLICE_WEIGHT items and tags, with a turn of the event loop
+ * between them, keep each wait short (it runs one transaction at a time, so the order of locks does not matter).
+ */
+function slicesOf(kind: Database['kind'], writes: Write[]): Write[][] {
+  if (kind !== 'pglite') return writes.length === 0 ? [] : [writes]
+  const slices: Write[][] = []
+  let slice: Write[] = []
+  let weight = 0
+  for (const write of writes) {
+    const itemWeight = 1 + (write.item.tags?.length ?? 0)
+    if (slice.length > 0 && weight + itemWeight > SLICE_WEIGHT) {
+      slices.push(slice)
+      slice = []
+      weight = 0
     }
-    if (slice.length > 0) slices.push(slice)
-    return slices
+    slice.push(write)
+    weight += itemWeight
   }
+  if (slice.length > 0) slices.push(slice)
+  return slices
+}
 
-  /** Creates the contacts of `absent`; answers the items whose create was skipped, for another round. */
-  private async create(
-    query: Query,
-    tenantId: string,
-    absent: Write[],
-    results: (BatchResult | undefined)[],
-    counts: { created: number },
-    recorded: Recorded,
-  ): Promise<Write[]> {
-    await query(batchSql.ANCHOR.name, batchSql.ANCHOR.sql, [tenantId])
-    const [clock] = await query<{ at: string }>(batchSql.CLOCK.name, batchSql.CLOCK.sql, [tenantId])
-    const now = BigInt(clock?.at ?? 0)
-    const taken = this.instantsTaken.get(tenantId) ?? 0n
-    const start = now > taken ? now : taken
-    recorded.instantsEnd = start + BigInt(absent.length)
-    this.instantsTaken.set(tenantId, recorded.instantsEnd)
-    const byKey = new Map(absent.map((write) => [write.item.email.toLowerCase(), write]))
-    const items = JSON.stringify(
-      absent.map((write) => ({ ...write.item, id: randomUUID(), emailHash: write.emailHash ?? null })),
-    )
-    const rows = await query<Written & { key: string }>(batchSql.INSERT.name, batchSql.INSERT.sql, [
-      tenantId,
-      items,
-      isoOfMicroseconds(start),
-    ])
-    for (const { key, ...row } of rows) {
-      const write = byKey.get(key)
-      if (!write) throw new Error('a batch create answered a key it was not given')
-      results[write.index] = { status: 201, contact: row }
-      byKey.delete(key)
-    }
-    counts.created += rows.length
-    const linked = rows.filter((row) => row.tags.length > 0)
-    await this.record(query, tenantId, 'contact.created', rows, linked, recorded)
-    // An item skipped because its address was erased meanwhile (after the check of all items) is refused; the
-    // others skipped go round again.
-    const skipped = [...byKey.values()]
-    const erased = await this.erased.erasedAmong(
-      query,
-      tenantId,
-      skipped.flatMap(({ emailHash }) => (emailHash ? [emailHash] : [])),
-    )
-    return skipped.filter((write) => {
-      if (!write.emailHash || !erased.has(write.emailHash)) return true
-      results[write.index] = failure(errors.contactErasedInItem(write.index))
-      return false
-    })
-  }
-
+/**
+ * One batch written in one transaction, by the statements of sql.ts in their order (write()), and what they have
+ * found and answered so far: each item's result, the counts, the contacts LOCK found, the events recorded.
+ */
+class BatchTransaction {
+  readonly counts = { created: 0, updated: 0, unchanged: 0 }
+  /** The contact of each item whose email names one, as LOCK found it. */
+  private readonly contactIds = new Map<Write, string>()
+  /** The items whose contact was found already as asked: read (READ) after the writes. */
+  private readonly found: Write[] = []
   /**
-   * What the contacts' AFTER triggers would do for the rows the batch wrote (they skip them): an event of each of
-   * `contacts`, in their order, and the tag links of `linked`. Each one statement, whatever the number of rows.
+   * The events recorded so far: the transaction numbers them itself, from 1, since its statements record every
+   * event of the transaction (the triggers skip its rows, and nothing else in it writes contacts).
    */
-  private async record(
-    query: Query,
-    tenantId: string,
-    type: 'contact.created' | 'contact.updated',
-    contacts: readonly Contact[],
-    linked: readonly Contact[],
-    recorded: Recorded,
-  ): Promise<void> {
-    if (contacts.length === 0) return
-    const { ANCHOR, FEED_TXN, EVENTS, LINKS } = batchSql
-    // EVENTS reads its tenant from the tenant's event_feeds row, which creates make first (create): made here for
-    // updates, after the contacts' locks as there (made before them, it would wait on another batch making it,
-    // which may wait on a contact this one holds).
-    if (type === 'contact.updated') await query(ANCHOR.name, ANCHOR.sql, [tenantId])
-    recorded.txn ??= (await query<{ txn: string }>(FEED_TXN.name, FEED_TXN.sql, [tenantId]))[0]?.txn
-    const ids = contacts.map(({ id }) => id)
-    const events = [tenantId, ids, ids.map(() => randomUUID()), recorded.events, type, recorded.txn]
-    await query(EVENTS.name, EVENTS.sql, events)
-    recorded.events += contacts.length
-    const links = linked.flatMap(({ id, tags }) => tags.map((name) => [id, name] as const))
-    if (links.length > 0) {
-      await query(LINKS.name, LINKS.sql, [tenantId, links.map(([id]) => id), links.map(([, name]) => name)])
-    }
-  }
+  private events = 0
+  /** The number the transaction's events carry (FEED_TXN), once it has recorded one. */
+  private txn: string | undefined
+  /** The end of the instants its creates took (microseconds since 1970, the first one after them). */
+  private instantsEnd: bigint | undefined
 
-  /**
-   * The items whose email is not an address the tenant erased, each with its keyed hash; the others refused (409
-   * contact_erased). Checked for all items in one statement, in tenants that have erased addresses only (the
-   * batch's creates check again as they insert). Throws 503 when the tenant has some and this instance cannot hash
-   * (no secrets key): it could not tell which items to refuse.
-   */
-  private async notErased(
-    query: Query,
-    tenantId: string,
-    candidates: Write[],
-    results: (BatchResult | undefined)[],
-  ): Promise<Write[]> {
-    const hashed = candidates.map((write) => ({ ...write, emailHash: this.erased.hash(write.item.email) }))
-    if (!(await this.erased.guarded(query, tenantId))) return hashed
-    if (!this.erased.available) throw errors.erasedCheckUnavailable()
-    const erased = await this.erased.erasedAmong(
-      query,
-      tenantId,
-      hashed.flatMap(({ emailHash }) => (emailHash ? [emailHash] : [])),
-    )
-    return hashed.filter((write) => {
-      if (!write.emailHash || !erased.has(write.emailHash)) return true
-      results[write.index] = failure(errors.contactErasedInItem(write.index))
-      return false
-    })
-  }
+  constructor(
+    private readonly shared: Shared,
+    private readonly query: Query,
+    private readonly tenantId: string,
+    /** Each item's answer, by its place in the batch; those refused by checkItems are there already. */
+    private readonly results: (BatchResult | undefined)[],
+  ) {}
 
-  private async write(
-    query: Query,
-    tenantId: string,
-    items: Write[],
-    results: (BatchResult | undefined)[],
-    counts: { created: number; updated: number; unchanged: number },
-    recorded: Recorded,
-  ): Promise<void> {
+  async write(items: Write[]): Promise<void> {
+    const { query, tenantId } = this
     const { TRANSACTION } = batchSql
     for (const { name, sql } of [TRANSACTION.PROPAGATE, TRANSACTION.ON]) await query(name, sql, [])
-    const candidates = await this.notErased(query, tenantId, items, results)
+    const candidates = await this.notErased(items)
     const names = [...new Set(candidates.flatMap(({ item }) => item.tags ?? []))]
     const known = new Set(
       names.length === 0
@@ -305,45 +221,39 @@ export class BatchRepository {
     )
     const writes = candidates.filter(({ index, item }) => {
       const unknown = [...new Set(item.tags ?? [])].filter((name) => !known.has(name))
-      if (unknown.length > 0) results[index] = failure(errors.unknownTagsInItem(index, unknown))
+      if (unknown.length > 0) this.results[index] = failure(errors.unknownTagsInItem(index, unknown))
       return unknown.length === 0
     })
     // Items whose email names a contact are updated (or found already so); the others are created. An item whose
     // create was skipped (its email created meanwhile by another transaction, or its instant taken) goes round
     // again: it is then an update, or a create at another instant.
-    const found: Write[] = []
-    /** The contact of each item whose email names one, as LOCK found it. */
-    const contactIds = new Map<Write, string>()
-    for (const [i, slice] of this.slices(writes).entries()) {
+    for (const [i, slice] of slicesOf(this.shared.kind, writes).entries()) {
       if (i > 0) await nextTurn()
-      await this.writeSlice(query, tenantId, slice, results, counts, found, contactIds, recorded)
+      await this.writeSlice(slice)
     }
     await query(TRANSACTION.OFF.name, TRANSACTION.OFF.sql, [])
     // The contacts found already as asked, read after the writes (their rows are locked until the end).
-    counts.unchanged = found.length
-    for (const [i, slice] of this.slices(found).entries()) {
+    this.counts.unchanged = this.found.length
+    for (const [i, slice] of slicesOf(this.shared.kind, this.found).entries()) {
       if (i > 0) await nextTurn()
-      for (const row of await query<Written>(
-        batchSql.READ.name,
-        batchSql.READ.sql,
-        itemsAndIdsOf(tenantId, slice, contactIds),
-      )) {
-        results[(slice[row.n - 1] as Write).index] = { status: 200, contact: row }
+      const params = itemsAndIdsOf(tenantId, slice, this.contactIds)
+      for (const row of await query<Written>(batchSql.READ.name, batchSql.READ.sql, params)) {
+        this.results[(slice[row.n - 1] as Write).index] = { status: 200, contact: row }
       }
     }
   }
 
-  /** Updates or creates the items of `slice`, round after round; adds those found already as asked to `found`. */
-  private async writeSlice(
-    query: Query,
-    tenantId: string,
-    slice: Write[],
-    results: (BatchResult | undefined)[],
-    counts: { created: number; updated: number },
-    found: Write[],
-    contactIds: Map<Write, string>,
-    recorded: Recorded,
-  ): Promise<void> {
+  /** Once the transaction has ended: no later batch has taken instants after this one's, none is writing. */
+  releaseInstants(): void {
+    const { instantsTaken } = this.shared
+    if (this.instantsEnd !== undefined && instantsTaken.get(this.tenantId) === this.instantsEnd) {
+      instantsTaken.delete(this.tenantId)
+    }
+  }
+
+  /** Updates or creates the items of `slice`, round after round; notes those found already as asked. */
+  private async writeSlice(slice: Write[]): Promise<void> {
+    const { query, tenantId, contactIds } = this
     let pending = slice
     for (let round = 1; pending.length > 0; round++) {
       if (round > BATCH_ROUNDS) throw new Error(`${pending.length} batch items neither updated nor created`)
@@ -365,18 +275,103 @@ export class BatchRepository {
         )
         for (const row of rows) {
           const write = existing[row.n - 1] as Write
-          results[write.index] = { status: 200, contact: row }
+          this.results[write.index] = { status: 200, contact: row }
           changed.add(write)
         }
         // Links only for items that add tags: the others left the contact's tags as they were.
         const adding = rows.filter((row) => ((existing[row.n - 1] as Write).item.tags?.length ?? 0) > 0)
-        await this.record(query, tenantId, 'contact.updated', rows, adding, recorded)
+        await this.record('contact.updated', rows, adding)
       }
-      counts.updated += changed.size
-      found.push(...existing.filter((write) => !changed.has(write)))
+      this.counts.updated += changed.size
+      this.found.push(...existing.filter((write) => !changed.has(write)))
       const absent = batch.filter((write) => !named.has(write))
-      pending = absent.length === 0 ? [] : await this.create(query, tenantId, absent, results, counts, recorded)
+      pending = absent.length === 0 ? [] : await this.create(absent)
     }
+  }
+
+  /** Creates the contacts of `absent`; answers the items whose create was skipped, for another round. */
+  private async create(absent: Write[]): Promise<Write[]> {
+    const { query, tenantId } = this
+    const { instantsTaken } = this.shared
+    await query(batchSql.ANCHOR.name, batchSql.ANCHOR.sql, [tenantId])
+    const [clock] = await query<{ at: string }>(batchSql.CLOCK.name, batchSql.CLOCK.sql, [tenantId])
+    const now = BigInt(clock?.at ?? 0)
+    const taken = instantsTaken.get(tenantId) ?? 0n
+    const start = now > taken ? now : taken
+    this.instantsEnd = start + BigInt(absent.length)
+    instantsTaken.set(tenantId, this.instantsEnd)
+    const byKey = new Map(absent.map((write) => [write.item.email.toLowerCase(), write]))
+    const items = JSON.stringify(
+      absent.map((write) => ({ ...write.item, id: randomUUID(), emailHash: write.emailHash ?? null })),
+    )
+    const rows = await query<Written & { key: string }>(batchSql.INSERT.name, batchSql.INSERT.sql, [
+      tenantId,
+      items,
+      isoOfMicroseconds(start),
+    ])
+    for (const { key, ...row } of rows) {
+      const write = byKey.get(key)
+      if (!write) throw new Error('a batch create answered a key it was not given')
+      this.results[write.index] = { status: 201, contact: row }
+      byKey.delete(key)
+    }
+    this.counts.created += rows.length
+    const linked = rows.filter((row) => row.tags.length > 0)
+    await this.record('contact.created', rows, linked)
+    // An item skipped because its address was erased meanwhile (after the check of all items) is refused; the
+    // others skipped go round again.
+    return this.refuseErased([...byKey.values()])
+  }
+
+  /**
+   * What the contacts' AFTER triggers would do for the rows the batch wrote (they skip them): an event of each of
+   * `contacts`, in their order, and the tag links of `linked`. Each one statement, whatever the number of rows.
+   */
+  private async record(
+    type: 'contact.created' | 'contact.updated',
+    contacts: readonly Contact[],
+    linked: readonly Contact[],
+  ): Promise<void> {
+    if (contacts.length === 0) return
+    const { query, tenantId } = this
+    const { ANCHOR, FEED_TXN, EVENTS, LINKS } = batchSql
+    // EVENTS reads its tenant from the tenant's event_feeds row, which creates make first (create): made here for
+    // updates, after the contacts' locks as there (made before them, it would wait on another batch making it,
+    // which may wait on a contact this one holds).
+    if (type === 'contact.updated') await query(ANCHOR.name, ANCHOR.sql, [tenantId])
+    this.txn ??= (await query<{ txn: string }>(FEED_TXN.name, FEED_TXN.sql, [tenantId]))[0]?.txn
+    const ids = contacts.map(({ id }) => id)
+    await query(EVENTS.name, EVENTS.sql, [tenantId, ids, ids.map(() => randomUUID()), this.events, type, this.txn])
+    this.events += contacts.length
+    const links = linked.flatMap(({ id, tags }) => tags.map((name) => [id, name] as const))
+    if (links.length > 0) {
+      await query(LINKS.name, LINKS.sql, [tenantId, links.map(([id]) => id), links.map(([, name]) => name)])
+    }
+  }
+
+  /**
+   * The items whose email is not an address the tenant erased, each with its keyed hash; the others refused (409
+   * contact_erased). Checked for all items in one statement, in tenants that have erased addresses only (the
+   * batch's creates check again as they insert). Throws 503 when the tenant has some and this instance cannot hash
+   * (no secrets key): it could not tell which items to refuse.
+   */
+  private async notErased(candidates: Write[]): Promise<Write[]> {
+    const { erased } = this.shared
+    const hashed = candidates.map((write) => ({ ...write, emailHash: erased.hash(write.item.email) }))
+    if (!(await erased.guarded(this.query, this.tenantId))) return hashed
+    if (!erased.available) throw errors.erasedCheckUnavailable()
+    return this.refuseErased(hashed)
+  }
+
+  /** The writes whose email's hash is not among the tenant's erased addresses; the others refused. */
+  private async refuseErased(writes: Write[]): Promise<Write[]> {
+    const hashes = writes.flatMap(({ emailHash }) => (emailHash ? [emailHash] : []))
+    const erased = await this.shared.erased.erasedAmong(this.query, this.tenantId, hashes)
+    return writes.filter((write) => {
+      if (!write.emailHash || !erased.has(write.emailHash)) return true
+      this.results[write.index] = failure(errors.contactErasedInItem(write.index))
+      return false
+    })
   }
 }
 
