@@ -6,6 +6,9 @@
 //               importing in 4 loops each, over both instances;
 //   largest     the tenant writes 20 a second beside two tenants sending the largest batches the body limit
 //               admits, 2 loops each, one instance;
+//   mixed       the tenant writes 20 a second beside another tenant's other legal load, one instance: 4 loops each
+//               creating a contact with an Idempotency-Key (and its replay), patching it 5 times, exporting and
+//               erasing it;
 // then a burst of 10,000 events (10 batches of 1,000 at once) and the rate at which the webhook drains it. With
 // --before DIR (a built checkout of an earlier commit), that build is measured in the same run, alternating by
 // round, on a database of its own deployed by its own CLI. The servers run as their own processes
@@ -81,7 +84,7 @@ async function prepare(name: string, checkout: string): Promise<Build> {
   const key = async (tenant: string, tags: string[] = []) => {
     const { id } = await cli('tenant', 'create', '--name', tenant)
     if (tags.length > 0) await cli('tag', 'create', '--tenant', id, ...tags)
-    const scopes = 'contacts:read,contacts:write,webhooks:manage'
+    const scopes = 'contacts:read,contacts:write,webhooks:manage,contacts:erase'
     return (await cli('key', 'create', '--tenant', id, '--role', 'admin', '--scopes', scopes)).key as string
   }
   const keys = {
@@ -157,6 +160,32 @@ interface Load {
   reads: Server
   /** Importing tenants' keys, the body each loop sends, the loops per tenant, the instances they go to in turn. */
   imports?: { keys: string[]; body: string; loops: number; servers: Server[] }
+  /** Another tenant's loops of single requests (mixedLoop), on `writes`. */
+  mixed?: { key: string; loops: number }
+}
+
+/**
+ * One round of another tenant's legal load: a POST with an Idempotency-Key and its replay, 5 PATCHes, an export,
+ * an erasure. Returns the requests sent.
+ */
+async function mixedLoop(server: Server, key: string): Promise<number> {
+  const idempotent = (body: unknown) =>
+    http(
+      `${server.url}/api/v1/contacts`,
+      'POST',
+      { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+      JSON.stringify(body),
+      120_000,
+    )
+  const idempotencyKey = randomBytes(16).toString('hex')
+  const body = { email: `m.${idempotencyKey}@example.it`, firstName: 'Ada' }
+  const created = await idempotent(body)
+  await idempotent(body)
+  const { id } = JSON.parse(created.body) as { id: string }
+  for (let i = 0; i < 5; i++) await call(server, key, 'PATCH', `/contacts/${id}`, { lastName: `Rossi ${i}` })
+  await call(server, key, 'GET', `/contacts/${id}/export`)
+  await call(server, key, 'DELETE', `/contacts/${id}`)
+  return 9
 }
 
 /** The followed tenant's writes at `load.rate`, its follower and its webhook's receiver: latencies after each 201. */
@@ -198,7 +227,13 @@ async function freshness(build: Build, load: Load) {
       }),
     ),
   )
-  if (imports) await sleep(2000)
+  let mixedRequests = 0
+  const mixing = Promise.all(
+    Array.from({ length: load.mixed?.loops ?? 0 }, async () => {
+      while (writing) mixedRequests += await mixedLoop(writes, load.mixed?.key as string)
+    }),
+  )
+  if (imports || load.mixed) await sleep(2000)
   const writesDone: Promise<void>[] = []
   const began = performance.now()
   for (let i = 0; performance.now() < began + SECONDS * 1000; i++) {
@@ -220,12 +255,15 @@ async function freshness(build: Build, load: Load) {
   const deadline = performance.now() + 60_000
   while (performance.now() < deadline && !ids.every((id) => seen.has(id) && hook.arrived.has(id))) await sleep(50)
   following = false
-  await Promise.all([follower, importing])
+  await Promise.all([follower, importing, mixing])
   await hook.close()
   const after = (times: Map<string, number>) =>
     ids.map((id) => Math.max(0, (times.get(id) ?? Number.POSITIVE_INFINITY) - (acknowledged.get(id) as number)))
   const [feed, webhook] = [after(seen), after(hook.arrived)]
-  const rates = `${Math.round(ids.length / seconds)} writes/s${imports ? `, ${Math.round(imported / seconds)} imported/s` : ''}`
+  const rates =
+    `${Math.round(ids.length / seconds)} writes/s` +
+    (imports ? `, ${Math.round(imported / seconds)} imported/s` : '') +
+    (load.mixed ? `, ${Math.round(mixedRequests / seconds)} other requests/s` : '')
   const p50p99 = (values: number[]) =>
     `p50 ${Math.round(percentile(values, 50))} ms, p99 ${Math.round(percentile(values, 99))} ms`
   return (
@@ -237,16 +275,26 @@ async function freshness(build: Build, load: Load) {
 /** BURST_BATCHES batches of 1,000 contacts at once, then deliveries a second from the first arrival to the last. */
 async function burst(build: Build, server: Server): Promise<string> {
   const hook = await receiver(server, build.keys.burst)
+  const began = performance.now()
   const statuses = await Promise.all(
     Array.from({ length: BURST_BATCHES }, () => sendBatch(server, build.keys.burst, SMALL_BODY)),
   )
+  // The deliveries keep pace with the batches while they are written: what is left when the last is acknowledged
+  // drains at the deliverer's own rate.
+  const written = performance.now()
   const expected = statuses.filter((status) => status === 200).length * 1000
   const deadline = performance.now() + 120_000
   while (hook.arrived.size < expected && performance.now() < deadline) await sleep(20)
   const times = [...hook.arrived.values()]
   await hook.close()
-  const perSecond = times.length / ((Math.max(...times) - Math.min(...times)) / 1000)
-  return `${times.length} events delivered at ${Math.round(perSecond)}/s`
+  const last = Math.max(...times)
+  const perSecond = times.length / ((last - Math.min(...times)) / 1000)
+  const left = times.filter((at) => at > written).length
+  return (
+    `${times.length} events delivered at ${Math.round(perSecond)}/s (written at ` +
+    `${Math.round(expected / ((written - began) / 1000))}/s; ${left} left at the last 200, drained at ` +
+    `${Math.round(left / ((last - written) / 1000))}/s)`
+  )
 }
 
 buildIfNeeded()
@@ -290,6 +338,7 @@ try {
               imports: { keys: [importer, second], body: LARGEST_BODY, loops: 2, servers: [one] },
             }),
         ],
+        ['mixed', () => freshness(build, { rate: 20, writes: one, reads: one, mixed: { key: importer, loops: 4 } })],
         ['burst', () => burst(build, one)],
       ]
       const chosen = options.only?.split(',')
