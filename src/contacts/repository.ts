@@ -14,7 +14,7 @@ import type { ErasedEmails } from './erased-emails.js'
 import type { Contact, ContactCreate, ContactList, ContactUpdate } from './model.js'
 import { type ContactListQuery, listFilters } from './search/model.js'
 import type { SearchRepository } from './search/repository.js'
-import { pageStatement, rowsFor } from './search/sql.js'
+import { rowsFor } from './search/sql.js'
 import { cursorBound, statements } from './sql.js'
 
 /** A contact and the version of its row, which moves on every change (the contact's ETag). */
@@ -68,7 +68,7 @@ export class ContactRepository {
       sort: '-createdAt' as const,
     }
     const after = query.cursor === undefined ? undefined : { created: cursorBound(query.cursor) }
-    const rows = await this.search.run(tenantId, pageStatement(spec, rowsFor(query.limit), after))
+    const rows = await this.search.page(tenantId, spec, rowsFor(query.limit), after)
     const page = rows.slice(0, query.limit)
     const last = page.at(-1)
     return { data: page, next: rows.length > query.limit && last ? last.positionCreated : null }

@@ -9,7 +9,7 @@ import { eventRows } from '../events/sql.js'
  * The tables whose rows hold contacts' data (their fields, in the row or in a copy of it): where an erasure leaves
  * dead rows, until the space is reused or the tables are rewritten (`rubrica db vacuum`).
  */
-export const CONTACT_DATA_TABLES = ['contacts', 'events', 'idempotency_keys'] as const
+export const CONTACT_DATA_TABLES = ['contacts', 'contact_words', 'events', 'idempotency_keys'] as const
 
 /**
  * Deletes the contact ($1 tenant, $2 id) and answers its id and lower-cased email (none when it was not there). Its

@@ -202,9 +202,12 @@ t.test(
         if (problem) problems.push(problem)
       }
     }
-    for (const query of QUERIES) {
-      const problem = await check({ query }, sorts[problems.length % 4] as string, 3)
-      if (problem) problems.push(problem)
+    // Every query in both createdAt orders (a query of one word reads contact_words in that order) and by updatedAt.
+    for (const [i, query] of QUERIES.entries()) {
+      for (const sort of ['-createdAt', 'createdAt', i % 2 === 0 ? '-updatedAt' : 'updatedAt']) {
+        const problem = await check({ query }, sort, 3)
+        if (problem) problems.push(problem)
+      }
     }
     t.same(problems, [], 'each filter and each query alone')
     const findsNone = pool.filter(

@@ -9,6 +9,7 @@ import { ConfigSchema } from '../../src/config/config.ts'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
 import { SEARCH_PER_TENANT, WAIT_MS } from '../../src/contacts/search/admission.ts'
 import { CONTACT_SEARCH_FIELDS, operatorsOf, SEARCH_LIMITS } from '../../src/contacts/search/model.ts'
+import { WORDS_SCANNED } from '../../src/contacts/search/sql.ts'
 import { BACKGROUND_CONNECTIONS } from '../../src/db/database.ts'
 import { ROLLED_BACK_ATTEMPTS } from '../../src/db/deadlock.ts'
 import { FEED_WINDOW } from '../../src/events/model.ts'
@@ -155,4 +156,11 @@ t.test("the fault tests' and the batch's figures, as the docs give them", async 
     flat('docs/deployment.md').includes(`(batches then add at most ${perBatch * 2} MB`),
     'deployment.md: BATCH_CONCURRENCY 1',
   )
+})
+
+t.test('the words a page of one word reads at most are WORDS_SCANNED', async (t) => {
+  const page = read('docs/decisions/0008-search-indexes.md').replace(/\s+/g, ' ')
+  const figure = WORDS_SCANNED.toLocaleString('en-US')
+  t.ok(page.includes(`at most \`WORDS_SCANNED\` (${figure}) of them`), `decision 0008 says ${figure}`)
+  t.ok(page.includes(`and at most ${figure} words more`), `decision 0008 says ${figure} again`)
 })

@@ -12,12 +12,14 @@ import type { Filter, SearchPage, SearchRequest, Sort } from './model.js'
 import {
   changedStatement,
   countStatement,
+  ledByWords,
   type Position,
   pageStatement,
   rowsFor,
   type SearchSpec,
   type Statement,
   type Walk,
+  wordsPageStatement,
 } from './sql.js'
 
 /**
@@ -52,6 +54,19 @@ export class SearchRepository {
     return statement.name === REPLANNED ? this.admission.inTurn(tenantId, read, searchBusy) : read()
   }
 
+  /**
+   * `rows` contacts of the search in its order, after `after`: a search of one word through contact_words first; a
+   * page that leaves short (the last, or a word rare under its first three characters) is read again as PostgreSQL
+   * plans it.
+   */
+  async page(tenantId: string, spec: SearchSpec, rows: number, after?: Position, walkStart = false) {
+    if (ledByWords(spec)) {
+      const page = await this.run(tenantId, wordsPageStatement(spec, rows, after))
+      if (page.length === rows) return page
+    }
+    return this.run(tenantId, pageStatement(spec, rows, after, walkStart))
+  }
+
   /** A page of the search and the cursor of the next (null on the last), as the search's answer has them. */
   async search(tenantId: string, request: SearchRequest): Promise<SearchPage> {
     const spec: SearchSpec = {
@@ -72,7 +87,7 @@ export class SearchRepository {
 
   /** A page in an order no change moves a contact back in: createdAt's, or updatedAt's forwards. */
   private async walk(tenantId: string, spec: SearchSpec, limit: number, cursor?: Cursor) {
-    const rows = await this.run(tenantId, pageStatement(spec, rowsFor(limit), cursor?.at))
+    const rows = await this.page(tenantId, spec, rowsFor(limit), cursor?.at)
     return {
       rows: rows.slice(0, limit),
       next: rows.length > limit ? { sort: spec.sort, at: positionOf(rows[limit - 1], spec.sort) } : null,
@@ -86,7 +101,7 @@ export class SearchRepository {
    */
   private async walkByUpdated(tenantId: string, spec: SearchSpec, limit: number, cursor?: Cursor) {
     if (cursor === undefined) {
-      const page = await this.run(tenantId, pageStatement(spec, rowsFor(limit), undefined, true))
+      const page = await this.page(tenantId, spec, rowsFor(limit), undefined, true)
       const first = page[0]
       if (page.length <= limit || first === undefined) return { rows: page.slice(0, limit), next: null }
       const walk: Walk = {
@@ -99,7 +114,7 @@ export class SearchRepository {
     const walk = cursor.walk as Walk
     let page: PageRow[] = []
     if (!cursor.changed) {
-      page = await this.run(tenantId, pageStatement(spec, rowsFor(limit), cursor.at))
+      page = await this.page(tenantId, spec, rowsFor(limit), cursor.at)
       if (page.length > limit)
         return { rows: page.slice(0, limit), next: { ...cursor, at: positionOf(page[limit - 1], spec.sort) } }
     }

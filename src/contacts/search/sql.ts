@@ -314,6 +314,54 @@ export function pageStatement(spec: SearchSpec, rows: number, after?: Position, 
 }
 
 /**
+ * Whether a page may be read through contact_words first (wordsPageStatement): a search of one word alone (no
+ * filter to narrow it otherwise), of three characters or more, in createdAt's order (the order contact_words
+ * keeps). Letters and digits are one word for search_split, which folds none of them shorter. Other searches with
+ * words are planned by PostgreSQL among the contacts' own indexes (several words: the GIN index of search_words).
+ */
+export const ledByWords = (spec: SearchSpec) =>
+  spec.query !== undefined &&
+  spec.groups.every((group) => group.length === 0) &&
+  (spec.sort === '-createdAt' || spec.sort === 'createdAt') &&
+  /^[\p{L}\p{N}]{3,}$/u.test(spec.query.trim())
+
+/**
+ * The words of contact_words under the word's first three characters that a page reads at most: past them, a word
+ * whose start is rare among those words (`examplez`, beside every contact's `example`) is better found through the
+ * GIN index of search_words, which holds its few matches.
+ */
+export const WORDS_SCANNED = 2000
+
+/**
+ * A page of a search of one word, in createdAt's order, through contact_words: of the WORDS_SCANNED words next in
+ * order under the word's first three characters, the contacts of those that start with the word, once each however
+ * many such words they have, each then checked against the whole search on its own row, until the page is full. A
+ * page it leaves short is the last, or the word is rare under its first three characters: the caller then reads the
+ * page with pageStatement. Its plan does not depend on the word: it is prepared.
+ */
+export function wordsPageStatement(spec: SearchSpec, rows: number, after?: Position): Statement {
+  const params = new Params()
+  const { where } = searchWhere(spec, params)
+  const word = params.add(spec.query, 'text')
+  const newestFirst = spec.sort === '-createdAt'
+  const direction = newestFirst ? 'DESC' : 'ASC'
+  const position = after
+    ? ` AND w.created_at ${newestFirst ? '<' : '>'} ${params.add(after.created, 'timestamptz')}`
+    : ''
+  const sql = `WITH lead AS MATERIALIZED (SELECT search_text(${word}) AS word)
+    SELECT ${PAGE_COLUMNS}
+    FROM (SELECT DISTINCT w.created_at
+        FROM (SELECT w.created_at, w.word FROM contact_words w
+          WHERE w.tenant_id = $1 AND w.prefix = word_prefix((SELECT word FROM lead))${position}
+          ORDER BY w.created_at ${direction} LIMIT ${WORDS_SCANNED}) w
+        WHERE starts_with(w.word, (SELECT word FROM lead))
+        ORDER BY w.created_at ${direction}) w
+      CROSS JOIN LATERAL (SELECT * FROM contacts c WHERE c.created_at = w.created_at AND ${where} LIMIT 1) c
+    ORDER BY w.created_at ${direction} LIMIT ${rows}`
+  return named(sql, params, false)
+}
+
+/**
  * The end of a walk by -updatedAt: the contacts of the search that changed since its first page (their row written
  * by a transaction that its snapshot did not see, on the node that answered it; on another node, every contact
  * changed since the walk's bound), oldest change first, after `after` (none: from the start).
