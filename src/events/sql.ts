@@ -13,7 +13,10 @@ import { type Event, FEED_WINDOW } from './model.js'
 /**
  * Numbers the tenant's ($1) committed transactions that have no position yet, after its feed's last number, in
  * the order of their last event's clock: a transaction that changed a contact after another committed its change
- * of it wrote its events later, so it follows. Under the lock of the tenant's event_feeds row, taken only when
+ * of it wrote its events later, so it follows. The clock is kept to the microsecond; where it ticks coarser (the
+ * embedded database's keeps milliseconds), a tie goes to the transaction that took its id first (the xmin of its
+ * event_commits row, which nothing updates before it is numbered): there one connection runs one transaction at a
+ * time, so that is the order they committed in. Under the lock of the tenant's event_feeds row, taken only when
  * such a transaction exists: two readers number in turn; one that waited skips what the other numbered (the
  * UPDATE reads each row again), and numbers after it. Gaps between numbers mean nothing. The tenant's feed row
  * is made with the tenant, or by its first transaction (feed_txn()). Answers how many it numbered (no row: none).
@@ -24,7 +27,7 @@ export const SEQUENCE_SQL = `WITH feed AS (
     FOR NO KEY UPDATE),
   pending AS (
     SELECT k.txn, row_number() OVER (ORDER BY (SELECT e.occurred_at FROM events e
-        WHERE e.tenant_id = $1 AND e.txn = k.txn ORDER BY e.n DESC LIMIT 1), k.txn) AS i
+        WHERE e.tenant_id = $1 AND e.txn = k.txn ORDER BY e.n DESC LIMIT 1), k.xmin::text::bigint, k.txn) AS i
     FROM event_commits k WHERE k.tenant_id = $1 AND k.seq IS NULL AND EXISTS (SELECT 1 FROM feed)),
   numbered AS (
     UPDATE event_commits k SET seq = (SELECT last_seq FROM feed) + p.i FROM pending p

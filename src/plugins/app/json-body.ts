@@ -21,15 +21,22 @@ function charsetOf(header: string | undefined): string | undefined {
 
 export default fp(
   async function jsonBody(fastify) {
+    // A DELETE takes no body, as a GET takes none: one sent anyway, of any type and size (clients that label every
+    // request JSON, with nothing or something in it), is read and dropped here, before a parser would hold it, or
+    // refuse it past the body limit; the request then goes on as one without a body.
+    fastify.addHook('preParsing', (request, _reply, payload, done) => {
+      if (request.method === 'DELETE') {
+        payload.resume()
+        const { headers } = request
+        delete headers['content-type']
+        delete headers['transfer-encoding']
+        headers['content-length'] = '0'
+      }
+      done(null, payload)
+    })
     const parseJson = fastify.getDefaultJsonParser('error', 'error')
     fastify.removeContentTypeParser('application/json')
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-      // A DELETE takes no body, as a GET takes none: one sent anyway (clients that label every request JSON, with
-      // nothing or something in it) is read within the body limit and ignored, not refused.
-      if (request.method === 'DELETE') {
-        done(null, undefined)
-        return
-      }
       const charset = charsetOf(request.headers['content-type'])
       if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
         done(errors.unsupportedMediaType(), undefined)
@@ -62,16 +69,9 @@ export default fp(
       }
       parseJson(request, text, done)
     })
-    // Any other type, or none: a DELETE's body is read and dropped, as a JSON one is above; elsewhere the body
-    // must be JSON, refused before it is read.
-    fastify.addContentTypeParser('*', (request, payload, done) => {
-      if (request.method !== 'DELETE') {
-        done(errors.notJsonBody(), undefined)
-        return
-      }
-      payload.on('error', (error) => done(error, undefined))
-      payload.on('end', () => done(null, undefined))
-      payload.resume()
+    // Any other type, or none: the body must be JSON, refused before it is read.
+    fastify.addContentTypeParser('*', (_request, _payload, done) => {
+      done(errors.notJsonBody(), undefined)
     })
   },
   { name: 'json-body' },
