@@ -315,9 +315,11 @@ export function pageStatement(spec: SearchSpec, rows: number, after?: Position, 
 
 /**
  * Whether a page may be read through contact_words first (wordsPageStatement): a search of one word alone (no
- * filter to narrow it otherwise), of three characters or more, in createdAt's order (the order contact_words
- * keeps). Letters and digits are one word for search_split, which folds none of them shorter. Other searches with
- * words are planned by PostgreSQL among the contacts' own indexes (several words: the GIN index of search_words).
+ * filter to narrow it otherwise), of three letters or digits or more, in createdAt's order (the order contact_words
+ * keeps). The statement checks the word as search folds it (a modifier letter apostrophe, ʼ, is a letter here and an
+ * apostrophe there, dropped at a word's ends): one word of three characters or more, or it reads nothing and the
+ * page is read as PostgreSQL plans it. Other searches with words are planned by PostgreSQL among the contacts' own
+ * indexes (several words: the GIN index of search_words).
  */
 export const ledByWords = (spec: SearchSpec) =>
   spec.query !== undefined &&
@@ -336,8 +338,9 @@ export const WORDS_SCANNED = 2000
  * A page of a search of one word, in createdAt's order, through contact_words: of the WORDS_SCANNED words next in
  * order under the word's first three characters, the contacts of those that start with the word, once each however
  * many such words they have, each then checked against the whole search on its own row, until the page is full. A
- * page it leaves short is the last, or the word is rare under its first three characters: the caller then reads the
- * page with pageStatement. Its plan does not depend on the word: it is prepared.
+ * page it leaves short is the last, or the word is rare under its first three characters, or folded it is not one
+ * word of three characters: the caller then reads the page with pageStatement. Its plan does not depend on the
+ * word: it is prepared.
  */
 export function wordsPageStatement(spec: SearchSpec, rows: number, after?: Position): Statement {
   const params = new Params()
@@ -348,7 +351,7 @@ export function wordsPageStatement(spec: SearchSpec, rows: number, after?: Posit
   const position = after
     ? ` AND w.created_at ${newestFirst ? '<' : '>'} ${params.add(after.created, 'timestamptz')}`
     : ''
-  const sql = `WITH lead AS MATERIALIZED (SELECT search_text(${word}) AS word)
+  const sql = `WITH lead AS MATERIALIZED (SELECT w AS word FROM search_text(${word}) w WHERE length(w) >= 3 AND strpos(w, ' ') = 0)
     SELECT ${PAGE_COLUMNS}
     FROM (SELECT DISTINCT w.created_at
         FROM (SELECT w.created_at, w.word FROM contact_words w
