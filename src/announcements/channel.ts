@@ -9,6 +9,9 @@ import type { Database } from '../db/database.js'
 /** The one channel (its name from when it carried key changes only, so that instances of either version hear). */
 export const CHANGES_CHANNEL = 'rubrica_auth_changes'
 
+/** Announces `$2` on channel `$1`. */
+export const NOTIFY_SQL = 'SELECT pg_notify($1, $2)'
+
 const ERASURE = 'erasure '
 
 /** The announcement of an erasure in a tenant. */
@@ -24,7 +27,7 @@ export function erasingTenantOf(announcement: string): string | null {
 /** Best effort: instances that miss it still notice within AUTH_CACHE_TTL_MS. Returns whether it was sent. */
 export async function announceAuthChange(database: Database, what: string): Promise<boolean> {
   try {
-    await database.query('auth_changes_notify', 'SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, what])
+    await database.query('auth_changes_notify', NOTIFY_SQL, [CHANGES_CHANNEL, what])
     return true
   } catch {
     return false

@@ -29,10 +29,10 @@ interface KeyRow {
   lastUsedAt: Date | null
 }
 
-const RESOLVE_SQL = `SELECT k.id, k.tenant_id AS "tenantId", t.status AS "tenantStatus", k.role, k.scopes,
+export const RESOLVE_SQL = `SELECT k.id, k.tenant_id AS "tenantId", t.status AS "tenantStatus", k.role, k.scopes,
   t.rate_limit_max AS "rateLimitMax", k.revoked_at AS "revokedAt", k.last_used_at AS "lastUsedAt"
   FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = $1`
-const TOUCH_SQL = 'UPDATE api_keys SET last_used_at = now() WHERE tenant_id = $1 AND id = $2'
+export const TOUCH_SQL = 'UPDATE api_keys SET last_used_at = now() WHERE tenant_id = $1 AND id = $2'
 
 /** lastUsedAt is bookkeeping for operators: written at most this often per key, off the request's path. */
 const LAST_USED_GRANULARITY_MS = 60_000

@@ -13,8 +13,8 @@ import type { Query } from '../db/database.js'
 /** How long an instance trusts what it read of a tenant's erasures: the bound on a missed announcement. */
 export const ERASURES_CACHE_MS = 5000
 
-const HAS_ERASED_SQL = 'SELECT EXISTS (SELECT 1 FROM erased_emails WHERE tenant_id = $1) AS erased'
-const ERASED_AMONG_SQL = `SELECT email_hash AS hash FROM erased_emails
+export const HAS_ERASED_SQL = 'SELECT EXISTS (SELECT 1 FROM erased_emails WHERE tenant_id = $1) AS erased'
+export const ERASED_AMONG_SQL = `SELECT email_hash AS hash FROM erased_emails
   WHERE tenant_id = $1 AND email_hash = ANY($2::bpchar[])`
 
 export class ErasedEmails {

@@ -15,7 +15,7 @@ export function schedulePurge(fastify: FastifyInstance, what: string, purge: () 
   fastify.addHook('onClose', async () => clearInterval(timer))
 }
 
-const TENANTS_SQL = 'SELECT id FROM tenants WHERE id > $1 ORDER BY id LIMIT $2'
+export const TENANTS_SQL = 'SELECT id FROM tenants WHERE id > $1 ORDER BY id LIMIT $2'
 const TENANTS_PAGE = 1000
 
 /** Every tenant's id, read a page at a time (tenants created meanwhile may or may not be among them). */

@@ -2,13 +2,15 @@
 import type { FastifyInstance } from 'fastify'
 
 const DATABASE_CHECK_TIMEOUT_MS = 2000
+/** What readiness asks the database. */
+export const PROBE_SQL = 'SELECT 1'
 
 async function databaseReachable(fastify: FastifyInstance): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<false>((resolve) => {
     timer = setTimeout(() => resolve(false), DATABASE_CHECK_TIMEOUT_MS)
   })
-  const probe = fastify.db.query('health_probe', 'SELECT 1', []).then(
+  const probe = fastify.db.query('health_probe', PROBE_SQL, []).then(
     () => true,
     () => false,
   )

@@ -31,12 +31,12 @@ interface Row {
   contactIds: string[]
 }
 
-const LOCK_SQL = 'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked'
-const FIND_SQL = `SELECT request_hash AS "requestHash", status, headers, body, contact_ids::text[] AS "contactIds"
+export const LOCK_SQL = 'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked'
+export const FIND_SQL = `SELECT request_hash AS "requestHash", status, headers, body, contact_ids::text[] AS "contactIds"
   FROM idempotency_keys
   WHERE tenant_id = $1 AND key = $2 AND created_at >= now() - interval '${RETENTION}'`
 // An expired answer under the same key is replaced.
-const STORE_SQL = `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status, headers, body, contact_ids)
+export const STORE_SQL = `INSERT INTO idempotency_keys (tenant_id, key, request_hash, status, headers, body, contact_ids)
   VALUES ($1, $2, $3, $4, $5, $6, $7::uuid[])
   ON CONFLICT (tenant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status,
     headers = EXCLUDED.headers, body = EXCLUDED.body, contact_ids = EXCLUDED.contact_ids, created_at = EXCLUDED.created_at`

@@ -3,7 +3,7 @@
 // and records contact.erased), with the stored answers that hold it, and what is kept is the record of the
 // erasure and the keyed hash of its address, which no create may bring back. Every method takes the tenant id.
 import fp from 'fastify-plugin'
-import { CHANGES_CHANNEL, erasureAnnouncement } from '../announcements/channel.js'
+import { CHANGES_CHANNEL, erasureAnnouncement, NOTIFY_SQL } from '../announcements/channel.js'
 import type { ErasedEmails } from '../contacts/erased-emails.js'
 import type { Database } from '../db/database.js'
 import { retryRolledBack } from '../db/deadlock.js'
@@ -68,7 +68,7 @@ export class PrivacyRepository {
         await query('erasure_record', RECORD_SQL, [tenantId, row.id, by.source === 'api' ? by.keyId : null, by.source])
         const hash = row.emailKey === null ? null : this.erased.hash(row.emailKey)
         if (hash !== null) await query('erasure_remember_email', REMEMBER_EMAIL_SQL, [tenantId, hash])
-        await query('erasure_announce', 'SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, erasureAnnouncement(tenantId)])
+        await query('erasure_announce', NOTIFY_SQL, [CHANGES_CHANNEL, erasureAnnouncement(tenantId)])
         return 'erased'
       }),
     )

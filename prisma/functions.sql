@@ -1,0 +1,366 @@
+-- The database's functions and triggers as they are now: written by `npm run sql:write` from prisma/migrations, applied to an empty database.
+-- Do not edit: change them in a new migration, then write it again (test/db/sql-files.test.ts fails while the two differ).
+
+CREATE OR REPLACE FUNCTION public.contact_phone_match(phones text[], prefix boolean)
+ RETURNS tsquery
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$
+  SELECT string_agg('''+' || phone_digits(p) || '''' || CASE WHEN prefix THEN ':*' ELSE '' END, ' | ')::TSQUERY
+  FROM unnest(phones) p WHERE phone_digits(p) <> ''
+$function$;
+
+CREATE OR REPLACE FUNCTION public.contact_search_words(first_name text, last_name text, email text, phone text)
+ RETURNS tsvector
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'public'
+AS $function$
+DECLARE
+  words TEXT[] := search_split(concat_ws(' ', first_name, last_name, email));
+  word TEXT;
+  digits TEXT := phone_digits(phone);
+BEGIN
+  IF strpos(array_to_string(words, ' '), '''') > 0 THEN
+    FOREACH word IN ARRAY words LOOP
+      IF strpos(word, '''') > 0 THEN
+        words := words || replace(word, '''', '') || substr(word, strpos(word, '''') + 1);
+      END IF;
+    END LOOP;
+  END IF;
+  IF digits <> '' THEN
+    words := words || ('+' || digits);
+  END IF;
+  RETURN array_to_tsvector(words);
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.contact_words_match(texts text[], prefix boolean)
+ RETURNS tsquery
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$
+  SELECT string_agg(t.words, ' | ')::TSQUERY FROM (
+    SELECT '(' || string_agg('''' || replace(w, '''', '''''') || '''' || CASE WHEN prefix THEN ':*' ELSE '' END,
+      ' & ') || ')' AS words
+    FROM unnest(texts) WITH ORDINALITY AS v(text, i) CROSS JOIN LATERAL unnest(search_split(v.text)) AS w
+    GROUP BY v.i) t
+$function$;
+
+CREATE OR REPLACE FUNCTION public.contact_words_of(words tsvector)
+ RETURNS SETOF text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT w FROM unnest(tsvector_to_array(words)) w WHERE left(w, 1) <> '+'
+$function$;
+
+CREATE OR REPLACE FUNCTION public.contacts_add_words()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  tenants UUID[];
+  prefixes TEXT[];
+  instants TIMESTAMPTZ[];
+  words TEXT[];
+BEGIN
+  SELECT array_agg(a.tenant_id), array_agg(word_prefix(x)), array_agg(a.created_at), array_agg(x)
+    INTO tenants, prefixes, instants, words
+  FROM added a CROSS JOIN LATERAL contact_words_of(a.search_words) x;
+  IF words IS NOT NULL THEN
+    INSERT INTO "contact_words" (tenant_id, prefix, created_at, word)
+    SELECT * FROM unnest(tenants, prefixes, instants, words);
+  END IF;
+  RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.contacts_before_write()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  asked TEXT;
+  previous TEXT[];
+  unknown TEXT[];
+BEGIN
+  IF TG_OP = 'INSERT' OR NEW.tags IS DISTINCT FROM OLD.tags THEN
+    NEW.tags := ARRAY(SELECT DISTINCT u COLLATE "C" FROM unnest(NEW.tags) u ORDER BY 1);
+    IF cardinality(NEW.tags) > 0 THEN
+      unknown := ARRAY(SELECT u FROM unnest(NEW.tags) u
+        WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE t.tenant_id = NEW.tenant_id AND t.name = u));
+      IF cardinality(unknown) > 0 THEN
+        RAISE EXCEPTION 'unknown tags' USING ERRCODE = 'RB001', DETAIL = array_to_json(unknown)::TEXT;
+      END IF;
+    END IF;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.created_at = '-infinity' THEN
+      NEW.created_at := clock_timestamp();
+    END IF;
+    asked := NEW.created_at::TEXT;
+    previous := string_to_array(current_setting('rubrica.created_at', true), '|');
+    IF previous[1] = asked THEN
+      NEW.created_at := previous[2]::TIMESTAMPTZ + interval '1 microsecond';
+    END IF;
+    PERFORM set_config('rubrica.created_at', asked || '|' || NEW.created_at::TEXT, false);
+    NEW.email_key := lower(NEW.email);
+    IF NEW.acquired_at IS NULL OR NEW.acquired_at = '-infinity' THEN
+      NEW.acquired_at := NEW.created_at;
+    END IF;
+    NEW.updated_at := GREATEST(NEW.updated_at, NEW.created_at);
+  ELSIF ROW(NEW.*) IS DISTINCT FROM ROW(OLD.*) THEN
+    NEW.email_key := lower(NEW.email);
+    NEW.version := OLD.version + 1;
+    NEW.updated_at := GREATEST(NEW.updated_at, OLD.updated_at + interval '1 millisecond');
+  END IF;
+  RETURN NEW;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.contacts_index_words()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'DELETE' AND NOT EXISTS (SELECT 1 FROM "tenants" t WHERE t.id = OLD.tenant_id) THEN
+    RETURN NULL;
+  END IF;
+  DELETE FROM "contact_words" w
+  WHERE w.tenant_id = OLD.tenant_id
+    AND (w.prefix, w.created_at, w.word) IN (
+      SELECT word_prefix(x), OLD.created_at, x FROM contact_words_of(OLD.search_words) x);
+  IF TG_OP = 'UPDATE' THEN
+    INSERT INTO "contact_words" (tenant_id, prefix, created_at, word)
+    SELECT NEW.tenant_id, word_prefix(x), NEW.created_at, x FROM contact_words_of(NEW.search_words) x;
+  END IF;
+  RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.contacts_link_tags()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  added TEXT[] := NEW.tags;
+  removed TEXT[] := '{}';
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    added := ARRAY(SELECT unnest(NEW.tags) EXCEPT SELECT unnest(OLD.tags));
+    removed := ARRAY(SELECT unnest(OLD.tags) EXCEPT SELECT unnest(NEW.tags));
+  END IF;
+  IF cardinality(added) > 0 THEN
+    INSERT INTO contact_tags (tenant_id, contact_id, tag_id)
+    SELECT t.tenant_id, NEW.id, t.id FROM tags t WHERE t.tenant_id = NEW.tenant_id AND t.name = ANY(added)
+    ON CONFLICT DO NOTHING;
+  END IF;
+  IF cardinality(removed) > 0 THEN
+    DELETE FROM contact_tags ct USING tags t
+    WHERE ct.tenant_id = NEW.tenant_id AND ct.contact_id = NEW.id AND t.tenant_id = NEW.tenant_id
+      AND t.id = ct.tag_id AND t.name = ANY(removed);
+  END IF;
+  RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.contacts_record_erasure()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM "tenants" t WHERE t.id = OLD.tenant_id) THEN
+    RETURN NULL;
+  END IF;
+  UPDATE "events" SET contact = NULL
+  WHERE tenant_id = OLD.tenant_id AND contact_id = OLD.id AND contact IS NOT NULL;
+  INSERT INTO "events" (tenant_id, txn, n, id, type, occurred_at, contact_id, contact)
+  VALUES (OLD.tenant_id, feed_txn(OLD.tenant_id), feed_event_n(), gen_random_uuid(), 'contact.erased'::event_type,
+    clock_timestamp(), OLD.id, NULL);
+  RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.contacts_record_event()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO "events" (tenant_id, txn, n, id, type, occurred_at, contact_id, contact)
+  VALUES (NEW.tenant_id, feed_txn(NEW.tenant_id), feed_event_n(), gen_random_uuid(),
+    (CASE TG_OP WHEN 'INSERT' THEN 'contact.created' ELSE 'contact.updated' END)::event_type,
+    clock_timestamp(), NEW.id, to_jsonb(NEW) - 'search_words');
+  RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.delivery_outcome_text(delivery_outcome)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT textin(enum_out($1)) $function$;
+
+CREATE OR REPLACE FUNCTION public.email_status_text(email_status)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT textin(enum_out($1)) $function$;
+
+CREATE OR REPLACE FUNCTION public.event_type_text(event_type)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT textin(enum_out($1)) $function$;
+
+CREATE OR REPLACE FUNCTION public.feed_anchor(tenant uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM "event_feeds" WHERE tenant_id = tenant) THEN
+    INSERT INTO "event_feeds" (tenant_id) VALUES (tenant) ON CONFLICT DO NOTHING;
+  END IF;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.feed_event_n()
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  number BIGINT := COALESCE(NULLIF(current_setting('rubrica.event_n', true), ''), '0')::BIGINT + 1;
+BEGIN
+  PERFORM set_config('rubrica.event_n', number::TEXT, true);
+  RETURN number;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.feed_txn(tenant uuid)
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  current TEXT[] := string_to_array(current_setting('rubrica.txn', true), ' ');
+  txn BIGINT;
+BEGIN
+  IF current[1] = tenant::TEXT THEN
+    RETURN current[2]::BIGINT;
+  END IF;
+  txn := 4611686018427387904 + floor(random() * 4611686018427387903)::BIGINT;
+  INSERT INTO "event_commits" (tenant_id, txn) VALUES (tenant, txn);
+  PERFORM feed_anchor(tenant);
+  PERFORM set_config('rubrica.txn', tenant::TEXT || ' ' || txn::TEXT, true);
+  RETURN txn;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.iso_utc(timestamp with time zone)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT to_char($1 AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $function$;
+
+CREATE OR REPLACE FUNCTION public.node_clock(uuid)
+ RETURNS timestamp with time zone
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE
+AS $function$ BEGIN RETURN clock_timestamp(); END $function$;
+
+CREATE OR REPLACE FUNCTION public.phone_digits(text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT regexp_replace($1, '[^0-9]', '', 'g') $function$;
+
+CREATE OR REPLACE FUNCTION public.role_text(role)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT textin(enum_out($1)) $function$;
+
+CREATE OR REPLACE FUNCTION public.search_split(text)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE STRICT COST 200
+AS $function$
+DECLARE
+  separators CONSTANT TEXT := U&'[\\s\00a0\2000-\200a\202f\205f\3000.,;:!?@+_\\-/\\\\()\\[\\]{}<>"#$%&*=|~^'
+    || U&'\2010-\2015\00b7\00ab\00bb\201c-\201f\2022\2026\2039\203a\00bf\00a1\3001\3002\ff0c]';
+  folded TEXT := lower(translate($1, U&'\2019\2018\02BC\0060\00B4', ''''''''''''));
+BEGIN
+  -- Only text with characters past ASCII can carry accents.
+  IF octet_length(folded) <> length(folded) THEN
+    folded := translate(regexp_replace(normalize(folded, NFD), '[\u0300-\u036f]', '', 'g'),
+      U&'\0142\00f8\0111\0131\0127\0167\0140\03c2', U&'lodihtl\03c3');
+    folded := replace(replace(replace(folded, U&'\00df', 'ss'), U&'\00e6', 'ae'), U&'\0153', 'oe');
+  END IF;
+  IF strpos(folded, '''') > 0 THEN
+    folded := regexp_replace(folded, '(^|' || separators || ')''+|''+($|' || separators || ')', '\1 \2', 'g');
+  END IF;
+  RETURN array_remove(regexp_split_to_array(folded, separators || '+'), '');
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.search_text(text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT array_to_string(search_split($1), ' ') $function$;
+
+CREATE OR REPLACE FUNCTION public.stage_text(stage)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT textin(enum_out($1)) $function$;
+
+CREATE OR REPLACE FUNCTION public.tags_follow_name()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    UPDATE contacts SET tags = array_remove(tags, OLD.name) WHERE tenant_id = OLD.tenant_id AND tags @> ARRAY[OLD.name];
+  ELSE
+    UPDATE contacts SET tags = array_replace(tags, OLD.name, NEW.name)
+    WHERE tenant_id = OLD.tenant_id AND tags @> ARRAY[OLD.name];
+  END IF;
+  RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.tenant_status_text(tenant_status)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT textin(enum_out($1)) $function$;
+
+CREATE OR REPLACE FUNCTION public.word_prefix(text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$ SELECT left($1, 3) $function$;
+
+CREATE TRIGGER contacts_after_delete_erasure AFTER DELETE ON contacts FOR EACH ROW EXECUTE FUNCTION contacts_record_erasure();
+
+CREATE TRIGGER contacts_after_delete_words AFTER DELETE ON contacts FOR EACH ROW EXECUTE FUNCTION contacts_index_words();
+
+CREATE TRIGGER contacts_after_insert_event AFTER INSERT ON contacts FOR EACH ROW WHEN (current_setting('rubrica.batch_writes'::text, true) IS DISTINCT FROM 'on'::text) EXECUTE FUNCTION contacts_record_event();
+
+CREATE TRIGGER contacts_after_insert_tags AFTER INSERT ON contacts FOR EACH ROW WHEN (cardinality(new.tags) > 0 AND current_setting('rubrica.batch_writes'::text, true) IS DISTINCT FROM 'on'::text) EXECUTE FUNCTION contacts_link_tags();
+
+CREATE TRIGGER contacts_after_insert_words AFTER INSERT ON contacts REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION contacts_add_words();
+
+CREATE TRIGGER contacts_after_update_event AFTER UPDATE ON contacts FOR EACH ROW WHEN (old.* IS DISTINCT FROM new.* AND current_setting('rubrica.batch_writes'::text, true) IS DISTINCT FROM 'on'::text) EXECUTE FUNCTION contacts_record_event();
+
+CREATE TRIGGER contacts_after_update_tags AFTER UPDATE OF tags ON contacts FOR EACH ROW WHEN (old.tags IS DISTINCT FROM new.tags AND current_setting('rubrica.batch_writes'::text, true) IS DISTINCT FROM 'on'::text) EXECUTE FUNCTION contacts_link_tags();
+
+CREATE TRIGGER contacts_after_update_words AFTER UPDATE OF first_name, last_name, email, created_at ON contacts FOR EACH ROW WHEN (old.search_words IS DISTINCT FROM new.search_words OR old.created_at IS DISTINCT FROM new.created_at) EXECUTE FUNCTION contacts_index_words();
+
+CREATE TRIGGER contacts_before_insert BEFORE INSERT ON contacts FOR EACH ROW WHEN (current_setting('rubrica.batch_writes'::text, true) IS DISTINCT FROM 'on'::text) EXECUTE FUNCTION contacts_before_write();
+
+CREATE TRIGGER contacts_before_update BEFORE UPDATE ON contacts FOR EACH ROW EXECUTE FUNCTION contacts_before_write();
+
+CREATE TRIGGER tags_after_delete AFTER DELETE ON tags FOR EACH ROW EXECUTE FUNCTION tags_follow_name();
+
+CREATE TRIGGER tags_after_rename AFTER UPDATE OF name ON tags FOR EACH ROW WHEN (old.name IS DISTINCT FROM new.name) EXECUTE FUNCTION tags_follow_name();
