@@ -2,14 +2,12 @@
 # rubrica's production image. The `build` stage installs from the lockfile, generates the Prisma client,
 # compiles to dist/ and prunes to production dependencies; the final stage copies only what runs.
 #
-# scripts/container-recipe.sh (with its parts in scripts/container-recipe/) replays this file without a Docker engine: it executes the build stage's COPY
-# and RUN lines and the final stage's COPY lines, and takes ENV, USER, HEALTHCHECK and CMD from here. It
-# understands only the forms used below (shell-form RUN, plain COPY paths under WORKDIR, exec-form CMD and
-# HEALTHCHECK) and knows the final stage's single RUN line by heart: change the two files together.
+# scripts/container-check.sh builds this file with buildah and runs the image (docs/deployment.md, "How the image
+# is proven").
 #
 # Node 24 is an LTS line supported until April 2028, and the version this image has been proven with: .node-version
-# pins the exact 24.x that CI runs the tests on and the recipe script builds with. An ARG cannot read that file, so
-# test/node-versions.test.ts (and the recipe) fail when this default's major and the file's differ: change both.
+# pins the exact 24.x that CI runs the tests on and the container check builds its stand-in base image with. An ARG
+# cannot read that file, so test/node-versions.test.ts fails when this default's major and the file's differ: change both.
 # Node 26 (LTS since October 2026) is a --build-arg away once proven.
 # trixie-slim: current Debian stable, without compilers or curl; nothing here needs native builds.
 # For reproducible production builds, pin the digest: --build-arg NODE_IMAGE=node:24-trixie-slim@sha256:…

@@ -2,7 +2,7 @@
 # Installs the official Node.js binary of one exact version, npm's package node-linux-<arch>, into DIR (outside
 # the project's dependencies: nothing in package.json or the lockfile changes) and prints its bin/ directory, to
 # put first on PATH. The version defaults to .node-version, the one place naming the Node.js that ships: CI's
-# second Node (.ci/run) and the container recipe (scripts/container-recipe/build.sh) both take it from here.
+# second Node (.ci/run) and the container check's base image (scripts/container-check.sh) both take it from here.
 #
 #   bash scripts/pinned-node.sh DIR [VERSION]
 set -euo pipefail

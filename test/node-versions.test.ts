@@ -1,5 +1,5 @@
 // The Node versions rubrica names, kept in step: .node-version is the one place naming the Node that ships (CI's
-// second Node and the container recipe read it); the Dockerfile's default image cannot read a file, the README says
+// second Node and the container check read it); the Dockerfile's default image cannot read a file, the README says
 // what CI tests, and its list of npm's expected EBADENGINE warnings is scripts/engines-check.ts's EXCEPTIONS.
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
