@@ -2,10 +2,9 @@
 // the lines of src/features.ts, each once, and the other folders with a plugin.ts are registered by src/app.ts or
 // src/api.ts; the steps of docs/contributing.md "Adding a feature" (one folder, one line in src/features.ts) are
 // followed on a scratch feature in a copy of src/, whose app then serves its route behind authentication and
-// documents it; no folder of src/ imports a folder that imports it (../shared/tools/folder-loops.mjs, where it is
-// at hand); no function of src/ is over 60 lines, its comments and SQL text counted; no page of docs/ is over
+// documents it; no folder of src/ imports a folder that imports it, directly or around a loop (read from the
+// sources' imports, in every clone); no function of src/ is over 60 lines, its comments and SQL text counted; no page of docs/ is over
 // 30 KB and the README is under 12 KB, so that each stays one read.
-import { execFileSync } from 'node:child_process'
 import {
   cpSync,
   existsSync,
@@ -19,7 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import ts from 'typescript'
@@ -172,14 +171,64 @@ t.test('adding a feature is one folder and one line: a scratch feature, added so
   t.equal(document.tags.at(-1)?.name, 'scratch', 'its tag last, as its line')
 })
 
-t.test('no folder of src/ imports a folder that imports it', async (t) => {
-  const tool = join('..', 'shared', 'tools', 'folder-loops.mjs')
-  if (!existsSync(tool)) {
-    t.comment(`${tool} is not at hand here`)
-    return
+/** The folders of src/ (its first level; contacts/batch counts as contacts) each folder's sources import. */
+function folderImports(): Map<string, Map<string, string>> {
+  const folderOf = (path: string) => relative('src', path).split(sep)[0] as string
+  const graph = new Map<string, Map<string, string>>()
+  for (const file of sourcesBelow('src').filter((path) => relative('src', path).includes(sep))) {
+    const from = folderOf(file)
+    for (const { fileName } of ts.preProcessFile(readFileSync(file, 'utf8')).importedFiles) {
+      if (!fileName.startsWith('.')) continue
+      const target = resolve(dirname(file), fileName)
+      const to = folderOf(target)
+      if (to === from || to.startsWith('..') || !relative('src', target).includes(sep)) continue
+      const edges = graph.get(from) ?? new Map<string, string>()
+      if (!edges.has(to)) edges.set(to, `${file} imports ${fileName}`)
+      graph.set(from, edges)
+    }
   }
-  const output = execFileSync(process.execPath, [tool, '.'], { encoding: 'utf8' })
-  t.match(output, /^0 folder pairs import each other; 0 strongly connected group\(s\)/m, output)
+  return graph
+}
+
+/** A loop of folders that import one another, each step with one import that makes it; none: []. */
+function folderLoop(graph: Map<string, Map<string, string>>): string[] {
+  const done = new Set<string>()
+  const path: string[] = []
+  const visit = (folder: string): string[] => {
+    if (path.includes(folder)) {
+      const loop = [...path.slice(path.indexOf(folder)), folder]
+      return loop.slice(1).map((to, i) => graph.get(loop[i] as string)?.get(to) as string)
+    }
+    if (done.has(folder)) return []
+    path.push(folder)
+    for (const to of graph.get(folder)?.keys() ?? []) {
+      const found = visit(to)
+      if (found.length > 0) return found
+    }
+    path.pop()
+    done.add(folder)
+    return []
+  }
+  for (const folder of graph.keys()) {
+    const found = visit(folder)
+    if (found.length > 0) return found
+  }
+  return []
+}
+
+t.test('no folder of src/ imports a folder that imports it, directly or around a loop', async (t) => {
+  const graph = folderImports()
+  t.ok(graph.get('contacts')?.has('db'), 'the import graph is read (contacts imports db)')
+  t.same(folderLoop(graph), [], 'no loop of folders')
+  t.same(
+    folderLoop(
+      new Map([
+        ['a', new Map([['b', 'a imports b']])],
+        ['b', new Map([['a', 'b imports a']])],
+      ]),
+    ),
+    ['a imports b', 'b imports a'],
+  )
 })
 
 /** TypeScript files below `dir`, the generated ones aside. */
