@@ -1,4 +1,4 @@
-// Medians, the harness's one statistic: over rounds, over cold starts, over fresh processes (footprint.ts).
+// Medians, the harness's one statistic: over rounds, over cold starts.
 
 /** The middle item by `key`; of an even count, the lower of the two middle ones. */
 export function middle<T>(items: readonly T[], key: (item: T) => number): T | undefined {

@@ -32,7 +32,6 @@ export interface CommandLine {
   options: BenchOptions
   /** Reuse the bench database when its counts match, and do not drop it. */
   keep: boolean
-  profile: boolean
   /** Where to write all results as JSON. */
   out: string | undefined
 }
@@ -48,9 +47,6 @@ const HELP = `usage: tsx bench/run.ts [options]
   --smoke            tiny run for CI: exits non-zero if a scenario had errors or the harness failed
   --large            1 tenant x 1,000,000 contacts, 10 connections; adds the list p99 < 20 ms targets
   --keep             reuse the bench database when its counts match, and do not drop it at the end
-  --profile          then profile rubrica and the baseline (node --cpu-prof) under GET by id, the list (first
-                     page, 90% depth, filtered) and POST, each alone; print top functions and CPU per request by
-                     package, rubrica against the baseline
   --one-tenant       measure POST and PATCH with all requests on one tenant (i, j) against the same load spread
                      over every tenant (e, f), alternating which goes first by round; the baseline runs e and f
   --search           the first page (b) and the same page filtered by a tag (k), by three tags and a stage (l) and
@@ -77,7 +73,7 @@ export function readCommandLine(): CommandLine {
   }
   const mode = exitOnError(() => modeOf(flags))
   const options = exitOnError(() => benchOptions(flags, mode))
-  return { mode, options, keep: flags.keep, profile: flags.profile, out: flags.out }
+  return { mode, options, keep: flags.keep, out: flags.out }
 }
 
 type Flags = ReturnType<typeof parseFlags>
@@ -98,7 +94,6 @@ function parseFlags() {
       search: { type: 'boolean', default: false },
       citus: { type: 'boolean', default: false },
       before: { type: 'string' },
-      profile: { type: 'boolean', default: false },
       database: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', default: false },

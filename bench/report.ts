@@ -1,5 +1,5 @@
 // The report on stdout: a header saying what ran where (the machine, the run's shape), then the results table,
-// where the CPU went, start-up and idle memory, the targets, any errors and the profiles; and the same as JSON
+// where the CPU went, start-up and idle memory, the targets and any errors; and the same as JSON
 // with --out.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -47,7 +47,6 @@ export interface RunRecord {
   measurements: Measurement[]
   checks: Verdict[]
   problems: string[]
-  profiles: string
 }
 
 export function describeMachine(postgresVersion: string): Machine {
@@ -133,10 +132,6 @@ export function printResults(run: RunRecord): number {
   log('targets (reported, not asserted):')
   for (const c of run.checks) log(`  ${c.pass ? 'PASS' : 'FAIL'}  ${c.label}: ${c.value}`)
   const scenarioErrors = printErrors(run.measurements)
-  if (run.profiles !== '') {
-    log()
-    log(run.profiles)
-  }
   return scenarioErrors
 }
 

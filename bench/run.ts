@@ -4,7 +4,7 @@
 //   npm run bench                      # 10 tenants x 100,000 contacts, 10 s per scenario, 50 connections
 //   npm run bench -- --smoke           # 2 x 2,000, 2 s per scenario, 10 connections (CI)
 //   npm run bench -- --large           # 1 x 1,000,000, 10 connections, list p99 target
-//   tsx bench/run.ts --keep --profile  # reuse a seeded database; CPU profiles of rubrica under load
+//   tsx bench/run.ts --keep            # reuse a seeded database
 //   npm run bench -- --one-tenant      # POST and PATCH on one tenant against the same load over every tenant
 //   npm run bench -- --citus           # the same scenarios on the Citus cluster beside PostgreSQL, alternating
 //
@@ -17,7 +17,7 @@
 //
 // The steps live in: options.ts (command line, presets), database.ts (create, reuse, seed, sample), servers.ts
 // (child processes, the two servers, HTTP), answers.ts (checks before measuring), wrk.ts (Lua scripts, running
-// wrk), sampling.ts (RSS and CPU from /proc), measure.ts (warm-up, rounds, medians), profiling.ts (--profile),
+// wrk), sampling.ts (RSS and CPU from /proc), measure.ts (warm-up, rounds, medians),
 // verdicts.ts (the targets), report.ts (tables, machine, JSON), lifecycle.ts (cleanup, signals, time budget).
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -39,23 +39,13 @@ import { cleanUpOnSignals, cleanup, onCleanup, startWatchdog, wasInterrupted } f
 import { type Loaded, measureRounds, warmUp } from './measure.ts'
 import { readCommandLine } from './options.ts'
 import { note } from './output.ts'
-import { profileTargets } from './profiling.ts'
 import { describeMachine, printHeader, printResults, type RunRecord, writeRecord } from './report.ts'
 import { loadavg, rssMb } from './sampling.ts'
-import {
-  buildIfNeeded,
-  runningServers,
-  sleep,
-  startBefore,
-  startTargets,
-  stopAllServers,
-  stopServer,
-  type Targets,
-} from './servers.ts'
+import { buildIfNeeded, runningServers, sleep, startBefore, startTargets, stopAllServers } from './servers.ts'
 import { judgeTargets } from './verdicts.ts'
 import { type Scripts, type TenantSample, writeLuaScripts } from './wrk.ts'
 
-const { mode, options, keep, profile, out } = readCommandLine()
+const { mode, options, keep, out } = readCommandLine()
 const database = benchDatabase(options.database)
 /** With --citus: a database of the same name on the Citus coordinator, seeded alike. */
 const citusDatabase = options.citus ? benchDatabase(options.database, true) : undefined
@@ -134,7 +124,6 @@ async function main(): Promise<number> {
   })
   const loadAfter = loadavg()
   const counts = await measureCounts(targets.rubrica.url, samples[0] as TenantSample)
-  const profiles = profile ? await profileAlone(targets, scripts) : ''
 
   const record: RunRecord = {
     mode,
@@ -148,7 +137,6 @@ async function main(): Promise<number> {
     measurements,
     checks: [...judgeTargets(measurements, { mode, options, rubricaStartMs }), counts],
     problems,
-    profiles,
   }
   const scenarioErrors = printResults(record)
   if (out) writeRecord(out, record)
@@ -177,8 +165,7 @@ function timeBudgetSeconds(): number {
     300 * sides + // build, deploy, start-ups, checks
     (options.tenants * options.contacts * 3 * (options.citus ? 4 : 1)) / 1000 + // seeding (the seed command's bound; Citus slower)
     scenarioCount * (options.warmup + 35) + // warm-up
-    scenarioCount * options.rounds * (options.duration + 35) +
-    (profile ? 5 * (options.duration + options.warmup + 90) : 0)
+    scenarioCount * options.rounds * (options.duration + 35)
   )
 }
 
@@ -193,13 +180,6 @@ function writeScripts(samples: TenantSample[]): Scripts {
   const workDir = mkdtempSync(join(os.tmpdir(), 'rubrica-bench-'))
   onCleanup(() => rmSync(workDir, { recursive: true, force: true }))
   return writeLuaScripts(workDir, samples, runId)
-}
-
-/** The profiles run each target alone on the machine: the measured servers stop first. */
-async function profileAlone(targets: Targets, scripts: Scripts): Promise<string> {
-  await stopServer(targets.baseline)
-  await stopServer(targets.rubrica)
-  return (await profileTargets(database.url, scripts, options, runId)).join('\n')
 }
 
 /** Prints the error and the last output of the servers still running; returns the exit code. */

@@ -112,8 +112,6 @@ export interface Server {
   url: string
   /** Spawn to first 200 on /health, in milliseconds. */
   startMs: number
-  /** When /health first answered 200, on the monotonic clock V8 stamps profile samples with (microseconds). */
-  readyUs: number
   output: () => string
 }
 
@@ -145,8 +143,7 @@ async function startServer(
     const answer = await http(`${url}/health`, 'GET', {}, undefined, 1000).catch(() => null)
     if (answer?.status === 200) {
       const startMs = performance.now() - started
-      const readyUs = Number(process.hrtime.bigint() / 1000n)
-      const server = { name, child, pid: child.pid ?? 0, port, url, startMs, readyUs, output: () => output }
+      const server = { name, child, pid: child.pid ?? 0, port, url, startMs, output: () => output }
       running.push(server)
       return server
     }
