@@ -5,10 +5,8 @@ import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
 import { BatchRepository } from '../../src/contacts/batch/repository.ts'
-import { batchSql } from '../../src/contacts/batch/sql.ts'
 import { CATALOGUE } from '../../src/errors/catalogue.ts'
 import { MAX_JSON_DEPTH } from '../../src/plugins/app/json-shape.ts'
-import { citusNodes } from '../database.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
 import { largestBatchBody, largestEmail } from '../largest-batch.ts'
 
@@ -231,30 +229,55 @@ t.test('the batch stores and records what the triggers it skips would', async (t
   ])
   t.same(created.results[0]?.contact?.tags, ['newsletter', 'vip', 'évent'], 'tags in code-point order, once each')
 
-  // A batch's event joins the transaction's events as a trigger's does, numbered after the events the transaction
-  // has recorded, and follows them in the feed.
-  const { EVENTS, FEED_TXN } = batchSql
+  // Statements written by hand get the same triggers: a transaction's events are numbered on from one statement to
+  // the next (two rows of one INSERT in their order, then an UPDATE of one), under one number, its tag links follow
+  // its tags, and the feed shows them in that order.
   const id = randomUUID()
+  const other = randomUUID()
   await app.db.transaction(async (query) => {
-    await query('test_insert', "INSERT INTO contacts (id, tenant_id, email) VALUES ($1, $2, 'pos@example.it')", [
-      id,
+    await query(
+      'test_insert',
+      "INSERT INTO contacts (id, tenant_id, email, tags) VALUES ($1, $2, 'pos@example.it', '{vip}'), ($3, $2, 'pos2@example.it', '{}')",
+      [id, tenantId, other],
+    )
+    await query('test_update', "UPDATE contacts SET tags = '{newsletter}' WHERE tenant_id = $1 AND id = $2", [
       tenantId,
+      id,
     ])
-    const [txn] = await query<{ txn: string }>(FEED_TXN.name, FEED_TXN.sql, [tenantId])
-    await query(EVENTS.name, EVENTS.sql, [tenantId, [id], [randomUUID()], 1, 'contact.updated', txn?.txn])
   })
+  const links = await app.db.prisma.$queryRawUnsafe<{ name: string }[]>(
+    'SELECT t.name FROM contact_tags ct JOIN tags t ON t.tenant_id = ct.tenant_id AND t.id = ct.tag_id WHERE ct.tenant_id = $1::uuid AND ct.contact_id = $2::uuid',
+    tenantId,
+    id,
+  )
+  t.same(links, [{ name: 'newsletter' }], 'the UPDATE unlinked vip and linked newsletter')
+  const all = await app.db.prisma.$queryRawUnsafe<{ n: string; id: string }[]>(
+    'SELECT n::text, contact_id::text AS id FROM events WHERE tenant_id = $1::uuid AND contact_id IN ($2::uuid, $3::uuid) ORDER BY n',
+    tenantId,
+    id,
+    other,
+  )
+  t.same(
+    all.map((event) => [event.n, event.id]),
+    [
+      ['1', id],
+      ['2', other],
+      ['3', id],
+    ],
+    "numbered on across statements, in the order of each statement's rows",
+  )
   const positions = await app.db.prisma.$queryRawUnsafe<{ txn: string; n: string; type: string }[]>(
     'SELECT txn::text, n::text, type::text FROM events WHERE tenant_id = $1::uuid AND contact_id = $2::uuid ORDER BY n',
     tenantId,
     id,
   )
   t.equal(positions.length, 2)
-  if (citusNodes().length === 0) t.equal(positions[0]?.txn, positions[1]?.txn, 'the same number as the trigger took')
+  t.equal(positions[0]?.txn, positions[1]?.txn, "one number: the transaction's in the tenant's feed")
   t.same(
     positions.map(({ n, type }) => [n, type]),
     [
       ['1', 'contact.created'],
-      ['2', 'contact.updated'],
+      ['3', 'contact.updated'],
     ],
   )
   const feed = await request(app, key, { method: 'GET', url: '/api/v1/events?limit=200' })

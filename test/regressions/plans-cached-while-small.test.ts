@@ -85,10 +85,8 @@ t.test('lookups by email stay lookups after the table grows past the plans made 
     t.equal(batch.statusCode, 200, 'a small batch')
   }
 
-  // The tenant grows by SQL, as an import through another path would: its rows come with what the triggers give
-  // them, which is not what this test is about (the batch's own setting skips them).
+  // The tenant grows by SQL, as an import through another path would (the triggers record its rows' events).
   await app.db.transaction(async (query) => {
-    await query('test_batch_writes_on', "SET LOCAL rubrica.batch_writes = 'on'", [])
     await query(
       'test_grow_tenant',
       `INSERT INTO contacts (id, tenant_id, email, email_key, created_at, acquired_at)

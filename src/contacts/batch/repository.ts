@@ -188,13 +188,6 @@ class BatchTransaction {
   private readonly contactIds = new Map<Write, string>()
   /** The items whose contact was found already as asked: read (READ) after the writes. */
   private readonly found: Write[] = []
-  /**
-   * The events recorded so far: the transaction numbers them itself, from 1, since its statements record every
-   * event of the transaction (the triggers skip its rows, and nothing else in it writes contacts).
-   */
-  private events = 0
-  /** The number the transaction's events carry (FEED_TXN), once it has recorded one. */
-  private txn: string | undefined
   /** The end of the instants its creates took (microseconds since 1970, the first one after them). */
   private instantsEnd: bigint | undefined
 
@@ -208,8 +201,6 @@ class BatchTransaction {
 
   async write(items: Write[]): Promise<void> {
     const { query, tenantId } = this
-    const { TRANSACTION } = batchSql
-    for (const { name, sql } of [TRANSACTION.PROPAGATE, TRANSACTION.ON]) await query(name, sql, [])
     const candidates = await this.notErased(items)
     const names = [...new Set(candidates.flatMap(({ item }) => item.tags ?? []))]
     const known = new Set(
@@ -231,7 +222,6 @@ class BatchTransaction {
       if (i > 0) await nextTurn()
       await this.writeSlice(slice)
     }
-    await query(TRANSACTION.OFF.name, TRANSACTION.OFF.sql, [])
     // The contacts found already as asked, read after the writes (their rows are locked until the end).
     this.counts.unchanged = this.found.length
     for (const [i, slice] of slicesOf(this.shared.kind, this.found).entries()) {
@@ -278,9 +268,6 @@ class BatchTransaction {
           this.results[write.index] = { status: 200, contact: row }
           changed.add(write)
         }
-        // Links only for items that add tags: the others left the contact's tags as they were.
-        const adding = rows.filter((row) => ((existing[row.n - 1] as Write).item.tags?.length ?? 0) > 0)
-        await this.record('contact.updated', rows, adding)
       }
       this.counts.updated += changed.size
       this.found.push(...existing.filter((write) => !changed.has(write)))
@@ -316,37 +303,9 @@ class BatchTransaction {
       byKey.delete(key)
     }
     this.counts.created += rows.length
-    const linked = rows.filter((row) => row.tags.length > 0)
-    await this.record('contact.created', rows, linked)
     // An item skipped because its address was erased meanwhile (after the check of all items) is refused; the
     // others skipped go round again.
     return this.refuseErased([...byKey.values()])
-  }
-
-  /**
-   * What the contacts' AFTER triggers would do for the rows the batch wrote (they skip them): an event of each of
-   * `contacts`, in their order, and the tag links of `linked`. Each one statement, whatever the number of rows.
-   */
-  private async record(
-    type: 'contact.created' | 'contact.updated',
-    contacts: readonly Contact[],
-    linked: readonly Contact[],
-  ): Promise<void> {
-    if (contacts.length === 0) return
-    const { query, tenantId } = this
-    const { ANCHOR, FEED_TXN, EVENTS, LINKS } = batchSql
-    // EVENTS reads its tenant from the tenant's event_feeds row, which creates make first (create): made here for
-    // updates, after the contacts' locks as there (made before them, it would wait on another batch making it,
-    // which may wait on a contact this one holds).
-    if (type === 'contact.updated') await query(ANCHOR.name, ANCHOR.sql, [tenantId])
-    this.txn ??= (await query<{ txn: string }>(FEED_TXN.name, FEED_TXN.sql, [tenantId]))[0]?.txn
-    const ids = contacts.map(({ id }) => id)
-    await query(EVENTS.name, EVENTS.sql, [tenantId, ids, ids.map(() => randomUUID()), this.events, type, this.txn])
-    this.events += contacts.length
-    const links = linked.flatMap(({ id, tags }) => tags.map((name) => [id, name] as const))
-    if (links.length > 0) {
-      await query(LINKS.name, LINKS.sql, [tenantId, links.map(([id]) => id), links.map(([, name]) => name)])
-    }
   }
 
   /**

@@ -32,68 +32,9 @@ const replanned = (sql: string) => ({ name: REPLANNED, sql })
 
 type BatchField = ContactStorage['batch'][number]
 
-/**
- * The value an item gives a field, typed. A list (of names) without repeats, in code-point order, as the contacts'
- * BEFORE trigger stores it: the batch's creates skip that trigger (see TRANSACTION).
- */
+/** The value an item gives a field, typed (a list as given: the contacts' BEFORE trigger orders it, without repeats). */
 const given = ({ field, stored }: BatchField) =>
-  stored.list
-    ? `ARRAY(SELECT DISTINCT u COLLATE "C" FROM jsonb_array_elements_text(i.item->'${field}') u ORDER BY 1)`
-    : `(i.item->>'${field}')${stored.cast}`
-
-/**
- * Tells the contacts' triggers that this transaction's statements do their work themselves, set-based (the
- * migration batch_writes_set_based): the creates' instants and email keys, the tag links and the events of the
- * contacts created and updated. SET LOCAL, not set_config(): on Citus the triggers run on the workers, and the
- * coordinator sends a SET LOCAL to them (to the connections the transaction has and those it opens later) when
- * citus.propagate_set_commands is 'local', which the first statement asks for this transaction alone. Elsewhere
- * that setting is a name no one reads. OFF puts the triggers back before the transaction goes on (an
- * Idempotency-Key's).
- */
-const TRANSACTION = {
-  PROPAGATE: named('contacts_batch_propagate', "SET LOCAL citus.propagate_set_commands = 'local'"),
-  ON: named('contacts_batch_writes_on', "SET LOCAL rubrica.batch_writes = 'on'"),
-  OFF: named('contacts_batch_writes_off', "SET LOCAL rubrica.batch_writes = 'off'"),
-}
-
-/**
- * The number the transaction's events of the tenant carry (feed_txn(), as contacts_record_event takes it): its
- * row in event_commits is made with the first call. On Citus it runs on the coordinator (a function may not write
- * to a distributed table from a query on a shard), whose session is not the one where the triggers take theirs: a
- * transaction there that also fires the triggers records its events under two numbers, which readers order by
- * their events' clock as any two transactions.
- */
-const FEED_TXN = named('contacts_batch_feed_txn', 'SELECT feed_txn($1::uuid)::text AS txn')
-
-/**
- * Records an event of each contact of `$2` (ids), as contacts_record_event would: the row as JSON, in the
- * transaction's events of the tenant (`$6`, FEED_TXN's), numbered `$4` + its place in `$2`, with the event ids of
- * `$3` and the type `$5`, at the clock of the node that holds the row (node_clock(column), which Citus runs on the
- * worker, as the triggers' clock_timestamp(): readers order transactions by their last event's). The contact is
- * read as this transaction wrote it, each by its key in a subquery of its own (a join would read all the tenant's
- * contacts, as in LOCK). The tenant comes from its event_feeds row (see ANCHOR). The caller numbers every event
- * of its transaction (the triggers record none).
- */
-const EVENTS = named(
-  'contacts_batch_events',
-  `INSERT INTO events (tenant_id, txn, n, id, type, occurred_at, contact_id, contact)
-  SELECT a.tenant_id, $6::bigint, $4::bigint + e.k, e.event_id, $5::text::event_type,
-    node_clock(a.tenant_id), e.contact_id, (SELECT to_jsonb(c) - 'search_words' FROM contacts c WHERE c.tenant_id = $1 AND c.id = e.contact_id)
-  FROM event_feeds a CROSS JOIN unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS e(contact_id, event_id, k)
-  WHERE a.tenant_id = $1`,
-)
-
-/**
- * Links contacts to tags in contact_tags, as contacts_link_tags would (the batch only adds tags): a pair of `$2`
- * (contact ids) and `$3` (tag names) a link, from the tags the contacts' rows hold as written.
- */
-const LINKS = named(
-  'contacts_batch_links',
-  `INSERT INTO contact_tags (tenant_id, contact_id, tag_id)
-  SELECT t.tenant_id, l.contact_id, t.id
-  FROM unnest($2::uuid[], $3::text[]) AS l(contact_id, name) JOIN tags t ON t.tenant_id = $1 AND t.name = l.name
-  ON CONFLICT DO NOTHING`,
-)
+  stored.list ? `ARRAY(SELECT jsonb_array_elements_text(i.item->'${field}'))` : `(i.item->>'${field}')${stored.cast}`
 
 /**
  * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
@@ -131,8 +72,8 @@ const CLOCK = replanned(
 )
 
 /**
- * The tags of the items that exist, held until the batch commits (FOR KEY SHARE): the batch's creates skip the
- * trigger that checks tags, so a tag cannot be deleted between this check and the rows that carry it.
+ * The tags of the items that exist, held until the batch commits (FOR KEY SHARE), so that an item naming a tag
+ * the tenant lacks is refused alone, and no tag found here is deleted before the rows that carry it are written.
  */
 const KNOWN_TAGS = named(
   'contacts_batch_tags',
@@ -182,9 +123,8 @@ const CREATED_AT = '($3::timestamptz + make_interval(secs => (i.n - 1) / 1e6))'
 /**
  * Creates the items whose email names no contact, with the ids given in the items. Rows go in in the order of
  * their keys, so that two transactions creating the same emails wait on each other in one order, never in a
- * circle; createdAt follows the items' order, a microsecond apart from `$3`; acquiredAt, updatedAt and the email
- * key are what the BEFORE trigger, which the batch's rows skip, would give
- * them (tags: see `given`). An
+ * circle; createdAt follows the items' order, a microsecond apart from `$3` (the contacts' triggers give the email
+ * key, acquiredAt and updatedAt, record the events and link the tags, as for every write). An
  * item whose email's keyed hash (the item's `emailHash`; null without the instance's key, then any address) is an
  * erased address of the tenant is not created: read in this statement's snapshot, as the contacts it looks for are, so that an
  * erasure committing meanwhile is seen either way (its erased address, or its contact still there). An item
@@ -197,11 +137,11 @@ function insertStatement(storage: ContactStorage) {
     'value' in from ? [{ column: stored.column, value: `'${from.value.replaceAll("'", "''")}'${stored.cast}` }] : [],
   )
   return replanned(
-    `INSERT INTO contacts AS c (id, tenant_id, email_key, created_at, acquired_at, updated_at, ${[
+    `INSERT INTO contacts AS c (id, tenant_id, created_at, ${[
       ...storage.batch.map(({ stored }) => stored.column),
       ...serverSet.map(({ column }) => column),
     ].join(', ')})
-  SELECT (i.item->>'id')::uuid, a.tenant_id, ${KEY}, ${CREATED_AT}, ${CREATED_AT}, GREATEST(now(), ${CREATED_AT}),
+  SELECT (i.item->>'id')::uuid, a.tenant_id, ${CREATED_AT},
     ${[
       ...storage.batch.map((spec) =>
         spec.absent === null ? given(spec) : `COALESCE(${given(spec)}, '${spec.absent}'${spec.stored.cast})`,
@@ -234,10 +174,6 @@ export function batchStatements(storage: ContactStorage) {
     ANCHOR,
     CLOCK,
     INSERT: insertStatement(storage),
-    TRANSACTION,
-    FEED_TXN,
-    EVENTS,
-    LINKS,
   }
 }
 

@@ -13,7 +13,7 @@ SELECT k.n::int AS n, c.id FROM (SELECT i.n, lower(i.item->>'email') AS key FROM
 UPDATE contacts c SET first_name = CASE WHEN x.has_first_name THEN x.given_first_name ELSE c.first_name END, last_name = CASE WHEN x.has_last_name THEN x.given_last_name ELSE c.last_name END, phone = CASE WHEN x.has_phone THEN x.given_phone ELSE c.phone END, email_status = CASE WHEN x.has_email_status THEN x.given_email_status ELSE c.email_status END, stage = CASE WHEN x.has_stage THEN x.given_stage ELSE c.stage END, consent_type = CASE WHEN x.has_consent_type THEN x.given_consent_type ELSE c.consent_type END, tags = c.tags || x.given_tags,
     updated_at = GREATEST(now(), c.updated_at)
   FROM (
-    SELECT i.n::int AS n, lower(i.item->>'email') AS key, i.item ? 'firstName' AS has_first_name, (i.item->>'firstName') AS given_first_name, i.item ? 'lastName' AS has_last_name, (i.item->>'lastName') AS given_last_name, i.item ? 'phone' AS has_phone, (i.item->>'phone') AS given_phone, i.item ? 'emailStatus' AS has_email_status, (i.item->>'emailStatus')::email_status AS given_email_status, i.item ? 'stage' AS has_stage, (i.item->>'stage')::stage AS given_stage, i.item ? 'consentType' AS has_consent_type, (i.item->>'consentType') AS given_consent_type, i.item ? 'tags' AS has_tags, ARRAY(SELECT DISTINCT u COLLATE "C" FROM jsonb_array_elements_text(i.item->'tags') u ORDER BY 1) AS given_tags
+    SELECT i.n::int AS n, lower(i.item->>'email') AS key, i.item ? 'firstName' AS has_first_name, (i.item->>'firstName') AS given_first_name, i.item ? 'lastName' AS has_last_name, (i.item->>'lastName') AS given_last_name, i.item ? 'phone' AS has_phone, (i.item->>'phone') AS given_phone, i.item ? 'emailStatus' AS has_email_status, (i.item->>'emailStatus')::email_status AS given_email_status, i.item ? 'stage' AS has_stage, (i.item->>'stage')::stage AS given_stage, i.item ? 'consentType' AS has_consent_type, (i.item->>'consentType') AS given_consent_type, i.item ? 'tags' AS has_tags, ARRAY(SELECT jsonb_array_elements_text(i.item->'tags')) AS given_tags
     FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS i(item, n) OFFSET 0) x
   WHERE c.tenant_id = $1 AND c.email_key = x.key AND c.id = ANY($3::uuid[])
     AND ((c.first_name, c.last_name, c.phone, c.email_status, c.stage, c.consent_type, 0)
@@ -34,9 +34,9 @@ SELECT (extract(epoch FROM GREATEST(clock_timestamp(), (SELECT max(c.created_at)
       * 1000000)::bigint::text AS at;
 
 -- INSERT
-INSERT INTO contacts AS c (id, tenant_id, email_key, created_at, acquired_at, updated_at, email, first_name, last_name, phone, email_status, stage, consent_type, tags, source)
-  SELECT (i.item->>'id')::uuid, a.tenant_id, lower(i.item->>'email'), ($3::timestamptz + make_interval(secs => (i.n - 1) / 1e6)), ($3::timestamptz + make_interval(secs => (i.n - 1) / 1e6)), GREATEST(now(), ($3::timestamptz + make_interval(secs => (i.n - 1) / 1e6))),
-    (i.item->>'email'), (i.item->>'firstName'), (i.item->>'lastName'), (i.item->>'phone'), COALESCE((i.item->>'emailStatus')::email_status, 'active'::email_status), COALESCE((i.item->>'stage')::stage, 'lead'::stage), COALESCE((i.item->>'consentType'), 'unknown'), COALESCE(ARRAY(SELECT DISTINCT u COLLATE "C" FROM jsonb_array_elements_text(i.item->'tags') u ORDER BY 1), '{}'::text[]), 'api'
+INSERT INTO contacts AS c (id, tenant_id, created_at, email, first_name, last_name, phone, email_status, stage, consent_type, tags, source)
+  SELECT (i.item->>'id')::uuid, a.tenant_id, ($3::timestamptz + make_interval(secs => (i.n - 1) / 1e6)),
+    (i.item->>'email'), (i.item->>'firstName'), (i.item->>'lastName'), (i.item->>'phone'), COALESCE((i.item->>'emailStatus')::email_status, 'active'::email_status), COALESCE((i.item->>'stage')::stage, 'lead'::stage), COALESCE((i.item->>'consentType'), 'unknown'), COALESCE(ARRAY(SELECT jsonb_array_elements_text(i.item->'tags')), '{}'::text[]), 'api'
   FROM event_feeds a CROSS JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS i(item, n)
   WHERE a.tenant_id = $1
     AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = lower(i.item->>'email') OFFSET 0)
@@ -45,28 +45,3 @@ INSERT INTO contacts AS c (id, tenant_id, email_key, created_at, acquired_at, up
   ORDER BY lower(i.item->>'email')
   ON CONFLICT DO NOTHING
   RETURNING c.email_key AS key, c.id AS "id", c.email AS "email", c.first_name AS "firstName", c.last_name AS "lastName", c.phone AS "phone", c.email_status AS "emailStatus", c.stage AS "stage", c.source AS "source", c.consent_type AS "consentType", c.tags AS "tags", iso_utc(c.archived_at) AS "archivedAt", iso_utc(c.acquired_at) AS "acquiredAt", iso_utc(c.created_at) AS "createdAt", iso_utc(c.updated_at) AS "updatedAt", c.version;
-
--- TRANSACTION.PROPAGATE
-SET LOCAL citus.propagate_set_commands = 'local';
-
--- TRANSACTION.ON
-SET LOCAL rubrica.batch_writes = 'on';
-
--- TRANSACTION.OFF
-SET LOCAL rubrica.batch_writes = 'off';
-
--- FEED_TXN
-SELECT feed_txn($1::uuid)::text AS txn;
-
--- EVENTS
-INSERT INTO events (tenant_id, txn, n, id, type, occurred_at, contact_id, contact)
-  SELECT a.tenant_id, $6::bigint, $4::bigint + e.k, e.event_id, $5::text::event_type,
-    node_clock(a.tenant_id), e.contact_id, (SELECT to_jsonb(c) - 'search_words' FROM contacts c WHERE c.tenant_id = $1 AND c.id = e.contact_id)
-  FROM event_feeds a CROSS JOIN unnest($2::uuid[], $3::uuid[]) WITH ORDINALITY AS e(contact_id, event_id, k)
-  WHERE a.tenant_id = $1;
-
--- LINKS
-INSERT INTO contact_tags (tenant_id, contact_id, tag_id)
-  SELECT t.tenant_id, l.contact_id, t.id
-  FROM unnest($2::uuid[], $3::text[]) AS l(contact_id, name) JOIN tags t ON t.tenant_id = $1 AND t.name = l.name
-  ON CONFLICT DO NOTHING;
