@@ -96,17 +96,18 @@ DECLARE
   written BIGINT;
   at TIMESTAMPTZ := clock_timestamp();
 BEGIN
-  -- The rows written and, of an UPDATE, those it changed: the BEFORE trigger moves a row's version exactly when
-  -- the row changes. An INSERT's in the order it wrote them; an UPDATE's in the order its plan met them.
+  -- The rows written, in the order the statement wrote them. An UPDATE's old and new rows are paired by their
+  -- place in the two transition tables, which PostgreSQL fills together: a row whose id changed is still found.
   IF TG_OP = 'INSERT' THEN
     SELECT array_agg(a.tenant_id), array_agg(a.id), array_agg(to_jsonb(a) - 'search_words'),
         bool_or(cardinality(a.tags) > 0)
       INTO tenants, ids, states, retagged FROM added a;
   ELSE
-    SELECT array_agg(a.tenant_id), array_agg(a.id), array_agg(to_jsonb(a) - 'search_words'),
-        bool_or(a.tags IS DISTINCT FROM b.tags)
+    SELECT array_agg(a.tenant_id ORDER BY a.k), array_agg(a.id ORDER BY a.k),
+        array_agg(to_jsonb(a) - 'search_words' - 'k' ORDER BY a.k), bool_or(a.tags IS DISTINCT FROM b.tags)
       INTO tenants, ids, states, retagged
-    FROM changed a JOIN replaced b ON b.tenant_id = a.tenant_id AND b.id = a.id AND b.version IS DISTINCT FROM a.version;
+    FROM (SELECT x.*, row_number() OVER () AS k FROM changed x) a
+      JOIN (SELECT y.tags, row_number() OVER () AS k FROM replaced y) b ON b.k = a.k;
   END IF;
   IF tenants IS NULL THEN
     RETURN NULL;
@@ -138,7 +139,8 @@ BEGIN
   ELSE
     SELECT array_agg(a.tenant_id), array_agg(a.id), array_agg(d.name), array_agg(d.added)
       INTO link_tenants, link_ids, link_names, link_added
-    FROM changed a JOIN replaced b ON b.tenant_id = a.tenant_id AND b.id = a.id AND b.tags IS DISTINCT FROM a.tags
+    FROM (SELECT x.tenant_id, x.id, x.tags, row_number() OVER () AS k FROM changed x) a
+      JOIN (SELECT y.tags, row_number() OVER () AS k FROM replaced y) b ON b.k = a.k AND b.tags IS DISTINCT FROM a.tags
       CROSS JOIN LATERAL (SELECT u, true FROM unnest(a.tags) u WHERE u <> ALL(b.tags)
         UNION ALL SELECT u, false FROM unnest(b.tags) u WHERE u <> ALL(a.tags)) d(name, added);
   END IF;
@@ -168,6 +170,7 @@ DECLARE
   asked TEXT;
   previous TEXT[];
   unknown TEXT[];
+  was contacts;
 BEGIN
   IF TG_OP = 'INSERT' OR NEW.tags IS DISTINCT FROM OLD.tags THEN
     NEW.tags := ARRAY(SELECT DISTINCT u COLLATE "C" FROM unnest(NEW.tags) u ORDER BY 1);
@@ -194,11 +197,16 @@ BEGIN
       NEW.acquired_at := NEW.created_at;
     END IF;
     NEW.updated_at := GREATEST(NEW.updated_at, NEW.created_at);
-  ELSIF ROW(NEW.*) IS DISTINCT FROM ROW(OLD.*) THEN
-    NEW.email_key := lower(NEW.email);
-    NEW.version := OLD.version + 1;
-    NEW.updated_at := GREATEST(NEW.updated_at, OLD.updated_at + interval '1 millisecond');
+    RETURN NEW;
   END IF;
+  NEW.email_key := lower(NEW.email);
+  was := OLD;
+  was.search_words := NULL;
+  IF ROW(NEW.*) IS NOT DISTINCT FROM ROW(was.*) THEN
+    RETURN NULL;
+  END IF;
+  NEW.version := OLD.version + 1;
+  NEW.updated_at := GREATEST(NEW.updated_at, OLD.updated_at + interval '1 millisecond');
   RETURN NEW;
 END
 $function$;

@@ -10,8 +10,57 @@
 -- On Citus, functions are replaced and triggers created one shard after another.
 SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
 
+-- Each row, before it is written. An UPDATE that would leave a row as it was does not write it (the trigger
+-- answers NULL): no version, no updatedAt, no event, whoever the writer, as for a PATCH that changes nothing. The
+-- row is compared without search_words, a generated column, which a BEFORE trigger sees as NULL in NEW.
+CREATE OR REPLACE FUNCTION "contacts_before_write"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  asked TEXT;
+  previous TEXT[];
+  unknown TEXT[];
+  was contacts;
+BEGIN
+  IF TG_OP = 'INSERT' OR NEW.tags IS DISTINCT FROM OLD.tags THEN
+    NEW.tags := ARRAY(SELECT DISTINCT u COLLATE "C" FROM unnest(NEW.tags) u ORDER BY 1);
+    IF cardinality(NEW.tags) > 0 THEN
+      unknown := ARRAY(SELECT u FROM unnest(NEW.tags) u
+        WHERE NOT EXISTS (SELECT 1 FROM tags t WHERE t.tenant_id = NEW.tenant_id AND t.name = u));
+      IF cardinality(unknown) > 0 THEN
+        RAISE EXCEPTION 'unknown tags' USING ERRCODE = 'RB001', DETAIL = array_to_json(unknown)::TEXT;
+      END IF;
+    END IF;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    IF NEW.created_at = '-infinity' THEN
+      NEW.created_at := clock_timestamp();
+    END IF;
+    asked := NEW.created_at::TEXT;
+    previous := string_to_array(current_setting('rubrica.created_at', true), '|');
+    IF previous[1] = asked THEN
+      NEW.created_at := previous[2]::TIMESTAMPTZ + interval '1 microsecond';
+    END IF;
+    PERFORM set_config('rubrica.created_at', asked || '|' || NEW.created_at::TEXT, false);
+    NEW.email_key := lower(NEW.email);
+    IF NEW.acquired_at IS NULL OR NEW.acquired_at = '-infinity' THEN
+      NEW.acquired_at := NEW.created_at;
+    END IF;
+    NEW.updated_at := GREATEST(NEW.updated_at, NEW.created_at);
+    RETURN NEW;
+  END IF;
+  NEW.email_key := lower(NEW.email);
+  was := OLD;
+  was.search_words := NULL;
+  IF ROW(NEW.*) IS NOT DISTINCT FROM ROW(was.*) THEN
+    RETURN NULL;
+  END IF;
+  NEW.version := OLD.version + 1;
+  NEW.updated_at := GREATEST(NEW.updated_at, OLD.updated_at + interval '1 millisecond');
+  RETURN NEW;
+END
+$$;
+
 -- The events and tag links of the rows an INSERT or an UPDATE statement wrote. Events: one per row created, one
--- per row an UPDATE changed (a row written as it was is no change), in the order the statement wrote them,
+-- per row an UPDATE wrote (contacts_before_write leaves out rows it would not change), in the order the statement wrote them,
 -- numbered on from the transaction's last (rubrica.event_n, as feed_event_n), under the transaction's number in
 -- the tenant's feed (feed_txn), at one instant of this node's clock. Tag links: a created row's tags linked; an
 -- updated row's added tags linked and removed ones unlinked. Each tenant's rows in statements of their own (a
@@ -34,17 +83,18 @@ DECLARE
   written BIGINT;
   at TIMESTAMPTZ := clock_timestamp();
 BEGIN
-  -- The rows written and, of an UPDATE, those it changed: the BEFORE trigger moves a row's version exactly when
-  -- the row changes. An INSERT's in the order it wrote them; an UPDATE's in the order its plan met them.
+  -- The rows written, in the order the statement wrote them. An UPDATE's old and new rows are paired by their
+  -- place in the two transition tables, which PostgreSQL fills together: a row whose id changed is still found.
   IF TG_OP = 'INSERT' THEN
     SELECT array_agg(a.tenant_id), array_agg(a.id), array_agg(to_jsonb(a) - 'search_words'),
         bool_or(cardinality(a.tags) > 0)
       INTO tenants, ids, states, retagged FROM added a;
   ELSE
-    SELECT array_agg(a.tenant_id), array_agg(a.id), array_agg(to_jsonb(a) - 'search_words'),
-        bool_or(a.tags IS DISTINCT FROM b.tags)
+    SELECT array_agg(a.tenant_id ORDER BY a.k), array_agg(a.id ORDER BY a.k),
+        array_agg(to_jsonb(a) - 'search_words' - 'k' ORDER BY a.k), bool_or(a.tags IS DISTINCT FROM b.tags)
       INTO tenants, ids, states, retagged
-    FROM changed a JOIN replaced b ON b.tenant_id = a.tenant_id AND b.id = a.id AND b.version IS DISTINCT FROM a.version;
+    FROM (SELECT x.*, row_number() OVER () AS k FROM changed x) a
+      JOIN (SELECT y.tags, row_number() OVER () AS k FROM replaced y) b ON b.k = a.k;
   END IF;
   IF tenants IS NULL THEN
     RETURN NULL;
@@ -76,7 +126,8 @@ BEGIN
   ELSE
     SELECT array_agg(a.tenant_id), array_agg(a.id), array_agg(d.name), array_agg(d.added)
       INTO link_tenants, link_ids, link_names, link_added
-    FROM changed a JOIN replaced b ON b.tenant_id = a.tenant_id AND b.id = a.id AND b.tags IS DISTINCT FROM a.tags
+    FROM (SELECT x.tenant_id, x.id, x.tags, row_number() OVER () AS k FROM changed x) a
+      JOIN (SELECT y.tags, row_number() OVER () AS k FROM replaced y) b ON b.k = a.k AND b.tags IS DISTINCT FROM a.tags
       CROSS JOIN LATERAL (SELECT u, true FROM unnest(a.tags) u WHERE u <> ALL(b.tags)
         UNION ALL SELECT u, false FROM unnest(b.tags) u WHERE u <> ALL(a.tags)) d(name, added);
   END IF;
