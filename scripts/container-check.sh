@@ -98,9 +98,10 @@ build_image() {
   fi
 }
 
-config_of() { buildah inspect --type image "$image" | jq -c ".Docker.config.$1"; }
+config_of() { jq -c ".$1" <<<"$image_config"; }
 
 check_config() {
+  image_config=$(buildah inspect --type image "$image" | jq -c .Docker.config)
   check "USER is 1000:1000" test "$(config_of User)" == '"1000:1000"'
   check "CMD is node dist/server.js" test "$(config_of Cmd)" == '["node","dist/server.js"]'
   check "VOLUME /data" grep -q '"/data"' <<<"$(config_of Volumes)"

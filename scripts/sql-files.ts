@@ -131,12 +131,13 @@ const header = (what: string, from: string, change: string) =>
   `-- ${what}: written by \`npm run sql:write\` from ${from}.\n` +
   `-- Do not edit: ${change}, then write it again (test/db/sql-files.test.ts fails while the two differ).\n`
 
-const trimmed = (sql: string) =>
-  sql
+/** A statement as the files hold it: without blank lines around it or blanks at its lines' ends, then `;`. */
+export const asListed = (sql: string) =>
+  `${sql
     .trim()
     .split('\n')
     .map((line) => line.trimEnd())
-    .join('\n')
+    .join('\n')};`
 
 /** The statements' files, by path. */
 export function statementTexts(): Map<string, string> {
@@ -144,7 +145,7 @@ export function statementTexts(): Map<string, string> {
     statementFiles().map(({ path, from, listed }) => [
       path,
       `${header('The statements the service sends', from, 'change the code')}${listed
-        .map(({ name, sql }) => `\n-- ${name}\n${trimmed(sql)};\n`)
+        .map(({ name, sql }) => `\n-- ${name}\n${asListed(sql)}\n`)
         .join('')}`,
     ]),
   )
@@ -169,8 +170,8 @@ export async function functionsText(): Promise<string> {
       WHERE n.nspname = 'public' AND NOT t.tgisinternal ORDER BY c.relname, t.tgname`,
     )
     return `${header("The database's functions and triggers as they are now", 'prisma/migrations, applied to an empty database', 'change them in a new migration')}${[
-      ...functions.rows.map(({ text }) => `\n${trimmed(text)};\n`),
-      ...triggers.rows.map(({ text }) => `\n${trimmed(text)};\n`),
+      ...functions.rows.map(({ text }) => `\n${asListed(text)}\n`),
+      ...triggers.rows.map(({ text }) => `\n${asListed(text)}\n`),
     ].join('')}`
   } finally {
     await client.close()

@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs'
 import { FUNCTIONS_FILE, functionsText, statementTexts } from './sql-files.ts'
 
-for (const [path, text] of statementTexts()) writeFileSync(path, text)
+const statements = statementTexts()
+for (const [path, text] of statements) writeFileSync(path, text)
 writeFileSync(FUNCTIONS_FILE, await functionsText())
-console.log(`Wrote ${[...statementTexts().keys(), FUNCTIONS_FILE].join(', ')}`)
+console.log(`Wrote ${[...statements.keys(), FUNCTIONS_FILE].join(', ')}`)

@@ -2,7 +2,7 @@
 // leave: written again here and compared; and a session of requests sends no statement that they do not hold.
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { FUNCTIONS_FILE, functionsText, statementTexts } from '../../scripts/sql-files.ts'
+import { asListed, FUNCTIONS_FILE, functionsText, statementTexts } from '../../scripts/sql-files.ts'
 import { buildApp } from '../../src/app.ts'
 import type { Database, Query } from '../../src/db/database.ts'
 import { createTestDatabase } from '../database.ts'
@@ -32,14 +32,6 @@ function recording(database: Database, sent: Set<string>): Database {
   })
   return Object.assign(Object.create(database) as Database, wrap(database), { background: wrap(database.background) })
 }
-
-/** A statement as the files show it: lines without trailing blanks, then `;`. */
-const asListed = (sql: string) =>
-  `${sql
-    .trim()
-    .split('\n')
-    .map((line) => line.trimEnd())
-    .join('\n')};`
 
 t.test('the statements of a session of requests are all in the files', async (t) => {
   const db = await createTestDatabase()
