@@ -1,28 +1,28 @@
-// Resource sampling from /proc during a scenario: the server's RSS every 200 ms (its peak), and CPU time
-// (utime + stime) of the server, of PostgreSQL, of wrk and of the whole machine, so that other people's work on a
-// shared machine can be told apart from the bench's own.
-import { spawnSync } from 'node:child_process'
+// What the benches read from /proc (Linux): a process's memory and CPU time, PostgreSQL's CPU, and during a
+// scenario of bench/run.ts the CPU of the whole machine, so that other people's work on a shared machine can be
+// told apart from the bench's own.
 import { readdirSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100
+/** Clock ticks per second of /proc's times (USER_HZ: 100 on Linux). */
+const CLOCK_TICKS = 100
 
-/** Resident memory of a process in MB (0 once it has ended). */
-export function rssMb(pid: number): number {
-  return rssKb(pid) / 1024
+/** Peak (VmHWM) and current (VmRSS) resident memory of a process, in MB; 0 once it has ended. */
+export function memoryMb(pid: number): { peak: number; now: number } {
+  const status = (() => {
+    try {
+      return readFileSync(`/proc/${pid}/status`, 'utf8')
+    } catch {
+      return ''
+    }
+  })()
+  const mb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024
+  return { peak: mb('VmHWM'), now: mb('VmRSS') }
 }
 
-function rssKb(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return match?.[1] ? Number(match[1]) : 0
-  } catch {
-    return 0
-  }
-}
-
-function cpuMs(pid: number): number {
+/** The CPU time (user and system) a process has used so far, in ms; 0 once it has ended. */
+export function cpuMs(pid: number): number {
   try {
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15 of the whole line.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -62,12 +62,6 @@ function postgresCpuSince(before: Map<number, number>): number {
   return total
 }
 
-/** Starts counting PostgreSQL's CPU (all its processes); the function returned says how many ms since. */
-export function postgresCpuMeter(): () => number {
-  const before = postgresCpuMs()
-  return () => postgresCpuSince(before)
-}
-
 /** The load average over 1, 5 and 15 minutes, as printed in the report. */
 export const loadavg = () =>
   os
@@ -79,31 +73,29 @@ export interface Usage {
   rssPeakMb: number
   /** CPU of the server under test. */
   cpuMs: number
-  /**
-   * CPUs (in cores, on average) used by everything else than the server under test, wrk, PostgreSQL and this
-   * harness: other people's work on a shared machine. Near 0 on a quiet machine.
-   */
-  otherCores: number
   /** CPU of all PostgreSQL processes (the bench's backends, plus anyone else's on a shared server). */
   postgresMs: number
-  /** CPU of wrk (sampled every 200 ms, so slightly under). */
-  wrkMs: number
-  /** CPUs left idle, in cores, on average. */
-  idleCores: number
+  /**
+   * CPUs (in cores, on average) used by everything else than the server under test, wrk (sampled every 200 ms, so
+   * slightly under), PostgreSQL and this harness: other people's work on a shared machine. Near 0 on a quiet one.
+   */
+  otherCores: number
 }
 
 /** Samples the server's RSS every 200 ms (peak) and the CPU use of it and of the rest of the machine. */
 export function sampleScenario(pid: number): { wrkStarted: (pid: number) => void; stop: () => Usage } {
-  let peak = rssKb(pid)
+  let peak = memoryMb(pid).now
   const started = performance.now()
-  const cpuStart = cpuMs(pid)
-  const busyStart = machineBusyMs()
-  const pgStart = postgresCpuMs()
-  const harnessStart = process.cpuUsage()
+  const [cpuStart, busyStart, pgStart, harnessStart] = [
+    cpuMs(pid),
+    machineBusyMs(),
+    postgresCpuMs(),
+    process.cpuUsage(),
+  ]
   let wrkPid = 0
   let wrkCpu = 0
   const timer = setInterval(() => {
-    peak = Math.max(peak, rssKb(pid))
+    peak = Math.max(peak, memoryMb(pid).now)
     if (wrkPid) wrkCpu = Math.max(wrkCpu, cpuMs(wrkPid))
   }, 200)
   return {
@@ -112,20 +104,15 @@ export function sampleScenario(pid: number): { wrkStarted: (pid: number) => void
     },
     stop: () => {
       clearInterval(timer)
-      peak = Math.max(peak, rssKb(pid))
       const server = cpuMs(pid) - cpuStart
       const harness = process.cpuUsage(harnessStart)
       const postgres = postgresCpuSince(pgStart)
-      const busy = machineBusyMs() - busyStart
-      const others = busy - server - postgres - wrkCpu - (harness.user + harness.system) / 1000
-      const elapsed = performance.now() - started
+      const others = machineBusyMs() - busyStart - server - postgres - wrkCpu - (harness.user + harness.system) / 1000
       return {
-        rssPeakMb: peak / 1024,
+        rssPeakMb: Math.max(peak, memoryMb(pid).now),
         cpuMs: server,
-        otherCores: Math.max(0, others) / elapsed,
         postgresMs: postgres,
-        wrkMs: wrkCpu,
-        idleCores: Math.max(0, os.availableParallelism() - busy / elapsed),
+        otherCores: Math.max(0, others) / (performance.now() - started),
       }
     },
   }
