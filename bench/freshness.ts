@@ -1,5 +1,5 @@
 // How soon a write is seen (docs/performance-freshness.md): from each POST's 201 to its first sight in the
-// tenant's feed (a follower polling every 50 ms) and at its webhook's receiver, p50 and p99, in four scenarios:
+// tenant's feed (a follower polling every 50 ms) and at its webhook's receiver, p50 and p99, in five scenarios:
 //   alone       the tenant writes 200 contacts a second, one instance;
 //   import      the same beside another tenant importing in 4 loops of 1,000-contact batches;
 //   imports×2   the tenant writes 20 a second on one instance and is followed on another, beside two tenants

@@ -8,34 +8,33 @@ import { performance } from 'node:perf_hooks'
 /** Clock ticks per second of /proc's times (USER_HZ: 100 on Linux). */
 const CLOCK_TICKS = 100
 
+/** A file of /proc; empty once its process has ended. */
+function proc(path: string): string {
+  try {
+    return readFileSync(`/proc/${path}`, 'utf8')
+  } catch {
+    return ''
+  }
+}
+
 /** Peak (VmHWM) and current (VmRSS) resident memory of a process, in MB; 0 once it has ended. */
 export function memoryMb(pid: number): { peak: number; now: number } {
-  const status = (() => {
-    try {
-      return readFileSync(`/proc/${pid}/status`, 'utf8')
-    } catch {
-      return ''
-    }
-  })()
+  const status = proc(`${pid}/status`)
   const mb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024
   return { peak: mb('VmHWM'), now: mb('VmRSS') }
 }
 
 /** The CPU time (user and system) a process has used so far, in ms; 0 once it has ended. */
 export function cpuMs(pid: number): number {
-  try {
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15 of the whole line.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
-  } catch {
-    return 0
-  }
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15 of the whole line.
+  const stat = proc(`${pid}/stat`)
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) * 1000) / CLOCK_TICKS
 }
 
 /** CPU time the whole machine spent busy (all CPUs, /proc/stat), in milliseconds. */
 function machineBusyMs(): number {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? []
+  const fields = proc('stat').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? []
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields
   return ((user + nice + system + irq + softirq + steal) * 1000) / CLOCK_TICKS
 }
@@ -44,13 +43,8 @@ function machineBusyMs(): number {
 function postgresCpuMs(): Map<number, number> {
   const cpu = new Map<number, number>()
   for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
-        cpu.set(Number(entry), cpuMs(Number(entry)))
-    } catch {
-      // the process ended meanwhile
-    }
+    const pid = Number(entry)
+    if (/^[0-9]+$/.test(entry) && proc(`${pid}/comm`).trim() === 'postgres') cpu.set(pid, cpuMs(pid))
   }
   return cpu
 }

@@ -181,11 +181,9 @@ end
 
 function done(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format(
-    'BENCH_JSON {"requests":%d,"durationUs":%d,"bytes":%d,"p50":%.0f,"p90":%.0f,"p99":%.0f,"max":%.0f,"mean":%.1f,' ..
-    '"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}\\n',
-    summary.requests, summary.duration, summary.bytes, latency:percentile(50), latency:percentile(90),
-    latency:percentile(99), latency.max, latency.mean, e.connect, e.read, e.write, e.status, e.timeout))
+  io.write("BENCH_JSON {" .. ${Object.entries(RESULT)
+    .map(([field, value]) => `'"${field}":' .. ${value}`)
+    .join(' .. "," .. ')} .. "}\\n")
 end
 `
 }
@@ -203,23 +201,24 @@ export function writeLuaScripts(dir: string, scenarios: ScenarioId[], tenants: T
   return scripts
 }
 
-export interface WrkResult {
-  requests: number
-  durationUs: number
-  bytes: number
-  /** Latencies in microseconds. */
-  p50: number
-  p90: number
-  p99: number
-  max: number
-  mean: number
-  connect: number
-  read: number
-  write: number
+/** What wrk's done() prints, each as the Lua expression of its value: latencies in microseconds. */
+const RESULT = {
+  requests: 'summary.requests',
+  durationUs: 'summary.duration',
+  bytes: 'summary.bytes',
+  p50: 'latency:percentile(50)',
+  p90: 'latency:percentile(90)',
+  p99: 'latency:percentile(99)',
+  max: 'latency.max',
+  mean: 'latency.mean',
+  connect: 'e.connect',
+  read: 'e.read',
+  write: 'e.write',
   /** Responses with status >= 400. */
-  status: number
-  timeout: number
+  status: 'e.status',
+  timeout: 'e.timeout',
 }
+export type WrkResult = Record<keyof typeof RESULT, number>
 
 export const errorCount = (r: WrkResult) => r.connect + r.read + r.write + r.status + r.timeout
 
