@@ -11,37 +11,25 @@
 //   AT_ONCE=4,16 tsx bench/batch-load.ts memory   # the memory scenario's numbers of concurrent largest batches
 //   BENCH_SCRIPT=emoji tsx bench/batch-load.ts    # the largest items in four-byte characters (3.6 times larger)
 // Any other variable (BATCH_CONCURRENCY, DATABASE_POOL_SIZE, …) is passed on to the server.
-import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import pg from 'pg'
 import { createApiKey } from '../src/admin/api-keys.ts'
 import { BATCH_BODY_LIMIT, MAX_BATCH_ITEMS } from '../src/contacts/batch/model.ts'
 import { type Database, openDatabase } from '../src/db/database.ts'
 import { deployMigrations } from '../src/db/migrate.ts'
 import { largestBatchBody, largestTagNames, type Script } from '../test/largest-batch.ts'
+import { scratchDatabase } from './database.ts'
+import { memoryMb } from './sampling.ts'
+import { type Server, sleep, startSources, stopServer } from './servers.ts'
 
 const scenarios = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['nested', 'largest', 'memory', 'readers']
 const onPglite = process.env.BENCH_DB === 'pglite'
 /** The largest batch's text: ASCII (the largest the route accepts) or four-byte characters (BENCH_SCRIPT=emoji). */
 const script: Script = process.env.BENCH_SCRIPT === 'emoji' ? 'emoji' : 'ascii'
 const IMPORTERS = 4
-const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const name = `rubrica_bench_batch_load_${process.pid}`
-const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString()
 const dataDir = mkdtempSync(join(tmpdir(), 'rubrica-batch-load-'))
-
-async function sql(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
 
 /**
  * Importing tenants, each with the largest tags in both scripts (so that every item of the largest batch is
@@ -71,43 +59,10 @@ async function seed(db: Database): Promise<{ importers: string[]; idle: string }
   return { importers, idle }
 }
 
-/** Peak and current resident set of a process, in MB (Linux). */
+/** Peak and current resident set of a process, in whole MB. */
 function memoryOf(pid: number) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024)
-  return { peak: mb('VmHWM'), now: mb('VmRSS') }
-}
-
-async function startServer(): Promise<{ base: string; child: ChildProcess; pid: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: {
-      ...process.env,
-      ...(onPglite ? { DATA_DIR: dataDir } : { DATABASE_URL: dbUrl }),
-      HOST: '127.0.0.1',
-      PORT: '0',
-      METRICS_PORT: '0',
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'production',
-      RATE_LIMIT_MAX: '1000000',
-      WEBHOOKS_ENABLED: 'false',
-      DEMO_ON_EMPTY: 'false',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const base = await new Promise<string>((resolve, reject) => {
-    let output = ''
-    const read = (chunk: Buffer) => {
-      output += chunk
-      const found = /Server listening at (http:\/\/[^"\s]+)/.exec(output)
-      if (!found?.[1]) return
-      // The request log is drained unread from here on.
-      child.stdout?.off('data', read).resume()
-      resolve(found[1])
-    }
-    child.stdout?.on('data', read)
-    child.on('exit', () => reject(new Error(`the server stopped:\n${output}`)))
-  })
-  return { base, child, pid: child.pid as number }
+  const { peak, now } = memoryMb(pid)
+  return { peak: Math.round(peak), now: Math.round(now) }
 }
 
 // The worker: /health every 50 ms, and 8 loops of an idle tenant's list reads when given its key.
@@ -151,7 +106,7 @@ interface Watched {
 
 async function watch<T>(base: string, idleKey: string | undefined, work: () => Promise<T>) {
   const worker = new Worker(WATCHER, { eval: true, workerData: { base, idleKey } })
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  await sleep(500)
   const started = performance.now()
   const result = await work()
   const seconds = (performance.now() - started) / 1000
@@ -177,7 +132,7 @@ async function post(base: string, key: string, body: string): Promise<number> {
     const answer = await res.text()
     if (res.status !== 503 || !answer.includes('server_busy')) return res.status
     refusals++
-    await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get('retry-after') ?? 1) * 1000))
+    await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000)
   }
 }
 
@@ -187,10 +142,10 @@ function statusCounts(statuses: number[]): string {
   return [...counts].map(([status, n]) => `${n}x ${status}`).join(', ')
 }
 
-if (!onPglite) await sql(adminUrl, `CREATE DATABASE "${name}"`)
-let server: Awaited<ReturnType<typeof startServer>> | undefined
+const database = onPglite ? undefined : await scratchDatabase('batch_load')
+let server: Server | undefined
 try {
-  const db = await openDatabase(onPglite ? { dataDir } : { url: dbUrl, poolSize: 2 })
+  const db = await openDatabase(database ? { url: database.url, poolSize: 2 } : { dataDir })
   await db.withSession((session) => deployMigrations(session))
   const { importers, idle } = await seed(db)
   await db.close()
@@ -203,12 +158,9 @@ try {
   )
 
   const restart = async () => {
-    if (server) {
-      server.child.kill('SIGTERM')
-      await new Promise((resolve) => server?.child.once('exit', resolve))
-    }
-    server = await startServer()
-    return server
+    if (server) await stopServer(server)
+    server = await startSources(database ? { DATABASE_URL: database.url } : { DATA_DIR: dataDir })
+    return { base: server.url, pid: server.pid }
   }
 
   for (const scenario of scenarios) {
@@ -248,7 +200,7 @@ try {
         const seen = await watch(url, undefined, () =>
           Promise.all(batches.map((body, i) => post(url, importers[i % IMPORTERS] as string, body))),
         )
-        await new Promise((resolve) => setTimeout(resolve, 2000))
+        await sleep(2000)
         const after = memoryOf(fresh)
         console.log(
           `memory: ${atOnce} largest batches sent at once (${IMPORTERS} tenants): ${statusCounts(seen.result)} after ` +
@@ -276,10 +228,7 @@ try {
     }
   }
 } finally {
-  if (server) {
-    server.child.kill('SIGTERM')
-    await new Promise((resolve) => server?.child.once('exit', resolve))
-  }
+  if (server) await stopServer(server)
   rmSync(dataDir, { recursive: true, force: true })
-  if (!onPglite) await sql(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+  await database?.drop()
 }

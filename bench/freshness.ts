@@ -1,5 +1,5 @@
 // How soon a write is seen (docs/performance-freshness.md): from each POST's 201 to its first sight in the
-// tenant's feed (a follower polling every 50 ms) and at its webhook's receiver, p50 and p99, in four scenarios:
+// tenant's feed (a follower polling every 50 ms) and at its webhook's receiver, p50 and p99, in five scenarios:
 //   alone       the tenant writes 200 contacts a second, one instance;
 //   import      the same beside another tenant importing in 4 loops of 1,000-contact batches;
 //   imports×2   the tenant writes 20 a second on one instance and is followed on another, beside two tenants
@@ -21,8 +21,8 @@ import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
 import { largestBatchBody, largestTagNames } from '../test/largest-batch.ts'
+import { scratchDatabase } from './database.ts'
 import {
   buildIfNeeded,
   http,
@@ -31,7 +31,7 @@ import {
   type Server,
   serviceEnv,
   sleep,
-  startBefore,
+  startRubrica,
   stopServer,
 } from './servers.ts'
 
@@ -46,7 +46,6 @@ const { values: options } = parseArgs({
 const SECONDS = Number(options.seconds)
 const ROUNDS = Number(options.rounds)
 const BURST_BATCHES = 10
-const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const secretsKey = Buffer.alloc(32, 9).toString('base64')
 /** In a body's emails, where each batch puts 8 characters of its own. */
 const UNIQUE = 'QQQQQQQQ'
@@ -59,23 +58,16 @@ interface Build {
   name: string
   checkout: string
   url: string
+  drop: () => Promise<void>
   keys: Record<'writer' | 'importer' | 'second' | 'burst', string>
 }
 
 const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))] ?? NaN
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  await client.query(sql).finally(() => client.end())
-}
-
 /** A database of the build's own, deployed by its CLI; four tenants with an admin key each, importers' tags. */
 async function prepare(name: string, checkout: string): Promise<Build> {
-  const database = `rubrica_bench_freshness_${name}_${process.pid}`
-  await admin(`CREATE DATABASE "${database}"`)
-  const url = Object.assign(new URL(adminUrl), { pathname: `/${database}` }).toString()
+  const { url, drop } = await scratchDatabase(`freshness_${name}`)
   const cli = async (...args: string[]) => {
     const command = [resolve(checkout, 'bin/rubrica.js'), ...args, '--json']
     return JSON.parse(await runCommand(process.execPath, command, serviceEnv(url), 120_000))
@@ -93,11 +85,11 @@ async function prepare(name: string, checkout: string): Promise<Build> {
     second: await key('Importa anche', largestTagNames()),
     burst: await key('Raffica'),
   }
-  return { name, checkout, url, keys }
+  return { name, checkout, url, drop, keys }
 }
 
 const start = (build: Build) =>
-  startBefore(build.checkout, build.url, {
+  startRubrica(build.name, build.url, build.checkout, {
     WEBHOOKS_ALLOW_INSECURE: 'true',
     WEBHOOKS_SECRET_KEY: secretsKey,
     LOG_LEVEL: 'error',
@@ -153,15 +145,24 @@ async function receiver(server: Server, key: string) {
   }
 }
 
+/** The followed tenant's writes, on the first instance, and the other tenants' load beside them. */
 interface Load {
   /** Writes a second of the followed tenant. */
   rate: number
-  writes: Server
-  reads: Server
-  /** Importing tenants' keys, the body each loop sends, the loops per tenant, the instances they go to in turn. */
-  imports?: { keys: string[]; body: string; loops: number; servers: Server[] }
-  /** Another tenant's loops of single requests (mixedLoop), on `writes`. */
-  mixed?: { key: string; loops: number }
+  /** Followed on the second instance, the imports sent to both in turn (otherwise everything on the first). */
+  twoInstances?: boolean
+  /** Importing tenants (1 or 2), the body each loop sends, the loops per tenant. */
+  imports?: { tenants: number; body: string; loops: number }
+  /** Another tenant's loops of single requests (mixedLoop). */
+  mixed?: number
+}
+
+const LOADS: Record<string, Load> = {
+  alone: { rate: 200 },
+  import: { rate: 200, imports: { tenants: 1, body: SMALL_BODY, loops: 4 } },
+  'imports×2': { rate: 20, twoInstances: true, imports: { tenants: 2, body: SMALL_BODY, loops: 4 } },
+  largest: { rate: 20, imports: { tenants: 2, body: LARGEST_BODY, loops: 2 } },
+  mixed: { rate: 20, mixed: 4 },
 }
 
 /**
@@ -189,8 +190,10 @@ async function mixedLoop(server: Server, key: string): Promise<number> {
 }
 
 /** The followed tenant's writes at `load.rate`, its follower and its webhook's receiver: latencies after each 201. */
-async function freshness(build: Build, load: Load) {
-  const { writes, reads, imports } = load
+async function freshness(build: Build, [writes, two]: [Server, Server], load: Load) {
+  const { imports } = load
+  const reads = load.twoInstances ? two : writes
+  const importers = [build.keys.importer, build.keys.second].slice(0, imports?.tenants ?? 0)
   const key = build.keys.writer
   const hook = await receiver(writes, key)
   const start = JSON.parse((await call(reads, key, 'GET', '/events?after=now')).body).next as string
@@ -218,10 +221,10 @@ async function freshness(build: Build, load: Load) {
   })()
   let imported = 0
   const importing = Promise.all(
-    (imports?.keys ?? []).flatMap((tenantKey) =>
+    importers.flatMap((tenantKey) =>
       Array.from({ length: imports?.loops ?? 0 }, async (_, loop) => {
         while (writing) {
-          const server = imports?.servers[loop % imports.servers.length] as Server
+          const server = load.twoInstances && loop % 2 === 1 ? reads : writes
           if ((await sendBatch(server, tenantKey, imports?.body ?? '')) === 200) imported += 1000
         }
       }),
@@ -229,8 +232,8 @@ async function freshness(build: Build, load: Load) {
   )
   let mixedRequests = 0
   const mixing = Promise.all(
-    Array.from({ length: load.mixed?.loops ?? 0 }, async () => {
-      while (writing) mixedRequests += await mixedLoop(writes, load.mixed?.key as string)
+    Array.from({ length: load.mixed ?? 0 }, async () => {
+      while (writing) mixedRequests += await mixedLoop(writes, build.keys.importer)
     }),
   )
   if (imports || load.mixed) await sleep(2000)
@@ -305,45 +308,11 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
       const [one, two] = [await start(build), await start(build)] as [Server, Server]
-      const { importer, second } = build.keys
-      const scenarios: Array<[string, () => Promise<string>]> = [
-        ['alone', () => freshness(build, { rate: 200, writes: one, reads: one })],
-        [
-          'import',
-          () =>
-            freshness(build, {
-              rate: 200,
-              writes: one,
-              reads: one,
-              imports: { keys: [importer], body: SMALL_BODY, loops: 4, servers: [one] },
-            }),
-        ],
-        [
-          'imports×2',
-          () =>
-            freshness(build, {
-              rate: 20,
-              writes: one,
-              reads: two,
-              imports: { keys: [importer, second], body: SMALL_BODY, loops: 4, servers: [one, two] },
-            }),
-        ],
-        [
-          'largest',
-          () =>
-            freshness(build, {
-              rate: 20,
-              writes: one,
-              reads: one,
-              imports: { keys: [importer, second], body: LARGEST_BODY, loops: 2, servers: [one] },
-            }),
-        ],
-        ['mixed', () => freshness(build, { rate: 20, writes: one, reads: one, mixed: { key: importer, loops: 4 } })],
-        ['burst', () => burst(build, one)],
-      ]
       const chosen = options.only?.split(',')
-      for (const [scenario, measure] of scenarios.filter(([name]) => !chosen || chosen.includes(name))) {
-        const line = `${build.name.padEnd(6)} ${scenario.padEnd(9)} ${await measure()}`
+      for (const scenario of [...Object.keys(LOADS), 'burst'].filter((name) => !chosen || chosen.includes(name))) {
+        const load = LOADS[scenario]
+        const result = load ? await freshness(build, [one, two], load) : await burst(build, one)
+        const line = `${build.name.padEnd(6)} ${scenario.padEnd(9)} ${result}`
         results.push(line)
         console.log(`round ${round + 1}: ${line}`)
       }
@@ -352,8 +321,7 @@ try {
     }
   }
 } finally {
-  for (const build of builds)
-    await admin(`DROP DATABASE IF EXISTS "${new URL(build.url).pathname.slice(1)}" WITH (FORCE)`)
+  for (const build of builds) await build.drop()
 }
 console.log(
   `\nfreshness, ${SECONDS} s a scenario, ${ROUNDS} rounds (targets: p50 < 250 ms, p99 < 1 s; burst >= 1,000/s)`,

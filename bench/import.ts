@@ -12,15 +12,17 @@
 //   tsx bench/import.ts            # BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres)
 //   CONTACTS=20000 tsx bench/import.ts
 //   CONTACTS=1000000 RERUN=0 ROUNDS=1 tsx bench/import.ts   # the million, once, without the re-run
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
 import { createApiKey } from '../src/admin/api-keys.ts'
 import { openDatabase } from '../src/db/database.ts'
 import { deployMigrations } from '../src/db/migrate.ts'
+import { scratchDatabase, sql } from './database.ts'
+import { cpuMs, memoryMb } from './sampling.ts'
+import { type Server, startSources, stopServer } from './servers.ts'
 
 const CONTACTS = Number(process.env.CONTACTS ?? 100_000)
 /** RERUN=0 leaves out the second import (every item unchanged), which doubles a large run. */
@@ -35,19 +37,6 @@ const AT_ONCE = 4
 /** The million-contact target: an import of that size within this many seconds. */
 const MILLION_SECONDS = 60
 
-const adminUrl = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const name = `rubrica_bench_import_${process.pid}`
-const dbUrl = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString()
-const sql = async <Row>(url: string, text: string): Promise<Row[]> => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query(text)).rows as Row[]
-  } finally {
-    await client.end()
-  }
-}
-
 const item = (i: number) => ({
   email: `persona.${i}@example.it`,
   firstName: `Nome${i % 997}`,
@@ -56,116 +45,63 @@ const item = (i: number) => ({
   stage: i % 5 ? 'lead' : 'customer',
   ...(i % 3 === 0 ? { tags: ['vip'] } : {}),
 })
-/** psql's \copy of `file` (CSV) into `target` (a table and its columns); rows per second. */
-function copyInto(file: string, target: string): { seconds: number; perSecond: number } {
-  const started = process.hrtime.bigint()
-  const copy = spawnSync('psql', [dbUrl, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy ${target} FROM '${file}' CSV`], {
-    encoding: 'utf8',
-  })
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9
-  if (copy.status !== 0) throw new Error(`COPY into ${target} failed: ${copy.stderr}`)
-  return { seconds, perSecond: Math.round(CONTACTS / seconds) }
-}
-
 const chunks = Array.from({ length: Math.ceil(CONTACTS / PER_CALL) }, (_, c) =>
   JSON.stringify({
     contacts: Array.from({ length: Math.min(PER_CALL, CONTACTS - c * PER_CALL) }, (_, i) => item(c * PER_CALL + i)),
   }),
 )
 
-/** Clock ticks per second of /proc/PID/stat's times (USER_HZ: 100 on Linux). */
-const TICKS_PER_SECOND = 100
-
-/** The CPU seconds (user and system) process `pid` has used so far (Linux); 0 once it has gone. */
-function cpuSecondsOf(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /s, '')
-      .split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
-  } catch {
-    return 0
-  }
+type Rate = { seconds: number; perSecond: number }
+const rate = (started: bigint): Rate => {
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9
+  return { seconds, perSecond: Math.round(CONTACTS / seconds) }
 }
 
-/** The CPU seconds so far of every PostgreSQL backend connected to the bench database, but the one asking. */
-async function backendSeconds(): Promise<Map<number, number>> {
-  const rows = await sql<{ pid: number }>(
-    dbUrl,
-    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' " +
-      'AND pid <> pg_backend_pid()',
-  )
-  return new Map(rows.map(({ pid }) => [pid, cpuSecondsOf(pid)]))
-}
-
-/** Kilobytes of the process's peak and current resident set (Linux). */
-function memoryOf(pid: number) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
-  return { peak: kb('VmHWM'), now: kb('VmRSS') }
-}
-
-await sql(adminUrl, `CREATE DATABASE "${name}"`)
+const database = await scratchDatabase('import')
+const dbUrl = database.url
 const workDir = mkdtempSync(join(tmpdir(), 'rubrica-import-'))
-let server: ReturnType<typeof spawn> | undefined
+let server: Server | undefined
 try {
-  const database = await openDatabase({ url: dbUrl, poolSize: 2 })
-  await database.withSession((session) => deployMigrations(session))
+  const db = await openDatabase({ url: dbUrl, poolSize: 2 })
+  await db.withSession((session) => deployMigrations(session))
   // Per round: a tenant the batch imports into (with its key) and one the COPY writes into.
   const rounds: { key: string; tenantId: string; copiedId: string }[] = []
   for (let r = 1; r <= ROUNDS; r++) {
-    const tenant = await database.prisma.tenant.create({ data: { name: `Import ${r}` } })
-    const copied = await database.prisma.tenant.create({ data: { name: `Copy ${r}` } })
-    for (const t of [tenant, copied]) await database.prisma.tag.create({ data: { tenantId: t.id, name: 'vip' } })
-    const { key } = await createApiKey(database.prisma, {
-      tenantId: tenant.id,
-      role: 'editor',
-      scopes: ['contacts:read', 'contacts:write'],
-    })
+    const tenant = await db.prisma.tenant.create({ data: { name: `Import ${r}` } })
+    const copied = await db.prisma.tenant.create({ data: { name: `Copy ${r}` } })
+    for (const t of [tenant, copied]) await db.prisma.tag.create({ data: { tenantId: t.id, name: 'vip' } })
+    const scopes = ['contacts:read', 'contacts:write'] as const
+    const { key } = await createApiKey(db.prisma, { tenantId: tenant.id, role: 'editor', scopes: [...scopes] })
     rounds.push({ key, tenantId: tenant.id, copiedId: copied.id })
   }
-  await database.close()
+  await db.close()
 
-  server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: dbUrl,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      METRICS_PORT: '0',
-      LOG_LEVEL: 'info',
-      NODE_ENV: 'production',
-      RATE_LIMIT_MAX: '1000000',
-      WEBHOOKS_ENABLED: 'false',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const child = server
-  const base = await new Promise<string>((resolve, reject) => {
-    let output = ''
-    child.stdout?.on('data', (chunk) => {
-      output += chunk
-      const found = /Server listening at (http:\/\/[^"\s]+)/.exec(output)
-      if (found?.[1]) resolve(found[1])
-    })
-    child.on('exit', () => reject(new Error(`the server stopped:\n${output}`)))
-  })
-  const pid = child.pid as number
-  const before = memoryOf(pid)
+  server = await startSources({ DATABASE_URL: dbUrl })
+  const { pid, url } = server
+  const before = memoryMb(pid)
+
+  /** The CPU ms so far of every PostgreSQL backend connected to the bench database, but the one asking. */
+  const backendMs = async () => {
+    const rows = await sql<{ pid: number }>(
+      dbUrl,
+      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' " +
+        'AND pid <> pg_backend_pid()',
+    )
+    return new Map(rows.map((row) => [row.pid, cpuMs(row.pid)]))
+  }
 
   const importAll = async (key: string) => {
     const totals = { created: 0, updated: 0, unchanged: 0, failed: 0 }
     let next = 0
-    const cpuBefore = { server: cpuSecondsOf(pid), database: await backendSeconds(), client: process.cpuUsage() }
+    const cpuBefore = { server: cpuMs(pid), database: await backendMs(), client: process.cpuUsage() }
     const started = process.hrtime.bigint()
     await Promise.all(
       Array.from({ length: AT_ONCE }, async () => {
         while (next < chunks.length) {
-          const body = chunks[next++]
-          const res = await fetch(`${base}/api/v1/contacts/batch`, {
+          const res = await fetch(`${url}/api/v1/contacts/batch`, {
             method: 'POST',
             headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-            body,
+            body: chunks[next++],
           })
           if (res.status !== 200) throw new Error(`${res.status} ${await res.text()}`)
           const answer = (await res.json()) as typeof totals
@@ -173,34 +109,35 @@ try {
         }
       }),
     )
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9
+    const measured = rate(started)
     // Backends that came during the import count whole; one that left in it is missed (the pool keeps them).
     let database = 0
-    for (const [backend, now] of await backendSeconds()) database += now - (cpuBefore.database.get(backend) ?? 0)
+    for (const [backend, now] of await backendMs()) database += now - (cpuBefore.database.get(backend) ?? 0)
     const client = process.cpuUsage(cpuBefore.client)
-    const cpu = {
-      database,
-      server: cpuSecondsOf(pid) - cpuBefore.server,
-      client: (client.user + client.system) / 1e6,
-    }
-    return { ...totals, seconds, perSecond: Math.round(CONTACTS / seconds), cpu }
+    const cpu = { database, server: cpuMs(pid) - cpuBefore.server, client: (client.user + client.system) / 1000 }
+    return { ...totals, ...measured, cpu }
   }
 
+  /** psql's \copy of the rows `row` makes (CSV) into `target` (a table and its columns). */
+  const copyInto = (name: string, target: string, row: (i: number) => string[]): Rate => {
+    const file = join(workDir, `${name}.csv`)
+    writeFileSync(file, Array.from({ length: CONTACTS }, (_, i) => row(i).join(',')).join('\n'))
+    const started = process.hrtime.bigint()
+    const copy = spawnSync('psql', [dbUrl, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy ${target} FROM '${file}' CSV`], {
+      encoding: 'utf8',
+    })
+    if (copy.status !== 0) throw new Error(`COPY into ${target} failed: ${copy.stderr}`)
+    return rate(started)
+  }
+  const tagsOf = (i: number) => `{${(item(i).tags ?? []).join(',')}}`
+  const columns = 'id, email, first_name, last_name, consent_type, stage, source, tenant_id, tags'
   // COPY of the same rows (tags included) into rubrica's table: what the database itself takes to store them,
   // triggers, foreign key and indexes included; the triggers fill in the email key and the timestamps.
-  const tagsOf = (i: number) => `{${(item(i).tags ?? []).join(',')}}`
-  const copyOwn = (round: number, tenantId: string) => {
-    const csv = join(workDir, `contacts-${round}.csv`)
-    writeFileSync(
-      csv,
-      Array.from({ length: CONTACTS }, (_, i) => {
-        const { email, firstName, lastName, consentType, stage } = item(i)
-        return [randomUUID(), email, firstName, lastName, consentType, stage, 'api', tenantId, tagsOf(i)].join(',')
-      }).join('\n'),
-    )
-    return copyInto(csv, 'contacts (id, email, first_name, last_name, consent_type, stage, source, tenant_id, tags)')
-  }
-
+  const copyOwn = (round: number, tenantId: string) =>
+    copyInto(`contacts-${round}`, `contacts (${columns})`, (i) => {
+      const { email, firstName, lastName, consentType, stage } = item(i)
+      return [randomUUID(), email, firstName, lastName, consentType, stage, 'api', tenantId, tagsOf(i)]
+    })
   // The same rows into a table of the same columns, keys and indexes (LIKE … INCLUDING ALL) with no trigger and no
   // foreign key: the values the triggers would compute (email key, createdAt one microsecond apart) are in the file.
   const start = Date.UTC(2026, 0, 1)
@@ -209,24 +146,13 @@ try {
   const copyPlain = async (round: number, tenantId: string) => {
     const table = `contacts_plain_${round}`
     await sql(dbUrl, `CREATE TABLE ${table} (LIKE contacts INCLUDING ALL)`)
-    const csv = join(workDir, `plain-${round}.csv`)
-    writeFileSync(
-      csv,
-      Array.from({ length: CONTACTS }, (_, i) => {
-        const { email, firstName, lastName, consentType, stage } = item(i)
-        const at = instant(i)
-        const row = [randomUUID(), email, email.toLowerCase(), firstName, lastName, consentType, stage, 'api']
-        return [...row, tenantId, tagsOf(i), at, at].join(',')
-      }).join('\n'),
-    )
-    return copyInto(
-      csv,
-      `${table} (id, email, email_key, first_name, last_name, consent_type, stage, source, tenant_id, tags, ` +
-        'created_at, acquired_at)',
-    )
+    return copyInto(`plain-${round}`, `${table} (${columns}, email_key, created_at, acquired_at)`, (i) => {
+      const { email, firstName, lastName, consentType, stage } = item(i)
+      const row = [randomUUID(), email, firstName, lastName, consentType, stage, 'api', tenantId, tagsOf(i)]
+      return [...row, email.toLowerCase(), instant(i), instant(i)]
+    })
   }
 
-  type Rate = { seconds: number; perSecond: number }
   const measured: { batch: Rate; own: Rate; plain: Rate }[] = []
   let first: Awaited<ReturnType<typeof importAll>> | undefined
   let again: Awaited<ReturnType<typeof importAll>> | undefined
@@ -249,11 +175,10 @@ try {
         }
         return result
       },
-      own: () => Promise.resolve(copyOwn(number, round.copiedId)),
+      own: async () => copyOwn(number, round.copiedId),
       plain: () => copyPlain(number, round.copiedId),
     }
-    const order = (['batch', 'own', 'plain'] as const).slice()
-    if (number % 2 === 0) order.reverse()
+    const order = number % 2 === 0 ? (['plain', 'own', 'batch'] as const) : (['batch', 'own', 'plain'] as const)
     const rates = {} as Record<(typeof order)[number], Rate>
     for (const step of order) rates[step] = await steps[step]()
     measured.push(rates)
@@ -262,40 +187,39 @@ try {
         `COPY into the plain table ${rates.plain.perSecond}/s`,
     )
   }
-  const after = memoryOf(pid)
+  const after = memoryMb(pid)
 
-  const mb = (kb: number) => `${Math.round(kb / 1024)} MB`
   const middle = (values: number[]) => values.sort((x, y) => x - y)[Math.floor((values.length - 1) / 2)] ?? Number.NaN
-  const each = (pick: (m: (typeof measured)[number]) => number) => measured.map(pick)
-  const perRound = (values: number[], digits = 0) => values.map((v) => v.toFixed(digits)).join(', ')
-  const toOwn = each((m) => m.batch.perSecond / m.own.perSecond)
-  const toPlain = each((m) => m.batch.perSecond / m.plain.perSecond)
+  /** Each round's figure, then their median. */
+  const perRound = (pick: (m: (typeof measured)[number]) => number, digits = 0) => {
+    const values = measured.map(pick)
+    return `${values.map((v) => v.toFixed(digits)).join(', ')}; median ${middle(values).toFixed(digits)}`
+  }
+  const toPlain = middle(measured.map((m) => m.batch.perSecond / m.plain.perSecond))
   console.log(
     `Batch import, ${CONTACTS} new contacts into one tenant, ${PER_CALL} per call, ${AT_ONCE} calls at a time; ` +
       `${ROUNDS} round(s), alternating order; per round, then the median`,
   )
   console.log(
-    `  import:  ${perRound(each((m) => m.batch.perSecond))} contacts/s (seconds: ${perRound(
-      each((m) => m.batch.seconds),
-      1,
-    )}); median ${middle(each((m) => m.batch.perSecond))}`,
+    `  import: ${perRound((m) => m.batch.perSecond)} contacts/s (seconds: ${perRound((m) => m.batch.seconds, 1)})`,
   )
   if (again) {
     console.log(
-      `  re-run (round 1):  ${again.perSecond} contacts/s (${again.seconds.toFixed(1)} s; unchanged ${again.unchanged}, created ${again.created}, updated ${again.updated})`,
+      `  re-run (round 1): ${again.perSecond} contacts/s (${again.seconds.toFixed(1)} s; unchanged ${again.unchanged}, ` +
+        `created ${again.created}, updated ${again.updated})`,
     )
   }
   console.log(
-    `  COPY into contacts: ${perRound(each((m) => m.own.perSecond))} contacts/s; median ${middle(each((m) => m.own.perSecond))} (same rows, same triggers and keys, psql \\copy)`,
+    `  COPY into contacts: ${perRound((m) => m.own.perSecond)} contacts/s (same rows, same triggers and keys, psql \\copy)`,
   )
   console.log(
-    `  COPY into a plain table: ${perRound(each((m) => m.plain.perSecond))} contacts/s; median ${middle(each((m) => m.plain.perSecond))} (same columns and indexes, no trigger, no foreign key)`,
+    `  COPY into a plain table: ${perRound((m) => m.plain.perSecond)} contacts/s (same columns and indexes, no ` +
+      'trigger, no foreign key)',
   )
-  console.log(`  import / COPY into contacts: ${perRound(toOwn, 2)}; median ${middle(toOwn).toFixed(2)}x`)
-  const ratio = middle(toPlain)
+  console.log(`  import / COPY into contacts: ${perRound((m) => m.batch.perSecond / m.own.perSecond, 2)}x`)
   console.log(
-    `  import / COPY into the plain table: ${perRound(toPlain, 2)}; median ${ratio.toFixed(2)}x (target >= 0.5x: ` +
-      `${ratio >= 0.5 ? 'met' : 'missed'})`,
+    `  import / COPY into the plain table: ${perRound((m) => m.batch.perSecond / m.plain.perSecond, 2)}x (target ` +
+      `>= 0.5x: ${toPlain >= 0.5 ? 'met' : 'missed'})`,
   )
   if (CONTACTS >= 1_000_000 && first) {
     console.log(
@@ -305,21 +229,20 @@ try {
   }
   if (first) {
     const { database, server: ofServer, client } = first.cpu
-    const micros = (cpuSeconds: number) => Math.round((cpuSeconds / CONTACTS) * 1e6)
+    const micros = (cpu: number) => Math.round((cpu / CONTACTS) * 1000)
     const total = database + ofServer + client
     const cores = availableParallelism()
     console.log(
       `  CPU per contact, first import: database ${micros(database)} µs, server ${micros(ofServer)} µs, this ` +
         `bench's client ${micros(client)} µs; ${micros(total)} µs in all: on ${cores} cores at most ` +
-        `${Math.round((cores * CONTACTS) / total)} contacts/s (${((total / first.seconds / cores) * 100).toFixed(0)}% of ` +
-        'them busy during the import)',
+        `${Math.round((cores * CONTACTS * 1000) / total)} contacts/s (${((total / 1000 / first.seconds / cores) * 100).toFixed(0)}% ` +
+        'of them busy during the import)',
     )
   }
-  console.log(`  server RSS: ${mb(before.now)} before, peak ${mb(after.peak)} during the imports`)
+  console.log(`  server RSS: ${Math.round(before.now)} MB before, peak ${Math.round(after.peak)} MB during the imports`)
   console.log(`  newest createdAt after the first import: ${(ahead ?? Number.NaN).toFixed(3)} s from the clock`)
 } finally {
-  server?.kill('SIGTERM')
-  await new Promise((resolve) => setTimeout(resolve, 1000))
+  if (server) await stopServer(server)
   rmSync(workDir, { recursive: true, force: true })
-  await sql(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+  await database.drop()
 }

@@ -27,15 +27,6 @@ export interface BenchOptions {
   before: string | undefined
 }
 
-export interface CommandLine {
-  mode: Mode
-  options: BenchOptions
-  /** Reuse the bench database when its counts match, and do not drop it. */
-  keep: boolean
-  /** Where to write all results as JSON. */
-  out: string | undefined
-}
-
 const HELP = `usage: tsx bench/run.ts [options]
   --tenants N        tenants to seed (default 10; --smoke 2; --large 1)
   --contacts M       contacts per tenant (default 100000; --smoke 2000; --large 1000000)
@@ -64,22 +55,29 @@ bench database; the bench database lives on the same server. BENCH_CITUS_URL (de
 postgres://postgres@127.0.0.1:9700/postgres), the Citus coordinator of --citus.
 `
 
-/** Reads process.argv; prints --help and exits 0, or exits 2 on a bad command line. */
-export function readCommandLine(): CommandLine {
-  const flags = exitOnError(parseFlags, ' (see --help)')
-  if (flags.help) {
-    process.stdout.write(HELP)
-    process.exit(0)
+/** The integer options: each one's preset in full, smoke and large runs, and its bounds. */
+const INTEGERS = {
+  tenants: { full: 10, smoke: 2, large: 1, min: 1, max: 1000 },
+  contacts: { full: 100_000, smoke: 2_000, large: 1_000_000, min: 1, max: 1_000_000 },
+  duration: { full: 10, smoke: 2, large: 10, min: 1, max: 600 },
+  connections: { full: 50, smoke: 10, large: 10, min: 1, max: 10_000 },
+  threads: { full: 1, smoke: 1, large: 1, min: 1, max: 64 },
+  rounds: { full: 3, smoke: 1, large: 3, min: 1, max: 20 },
+}
+type IntegerOption = keyof typeof INTEGERS
+
+/** Reads process.argv: the mode, the options, --keep (reuse the database, do not drop it) and --out (the JSON). */
+export function readCommandLine(): { mode: Mode; options: BenchOptions; keep: boolean; out: string | undefined } {
+  try {
+    return commandLine()
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)} (see --help)\n`)
+    process.exit(2)
   }
-  const mode = exitOnError(() => modeOf(flags))
-  const options = exitOnError(() => benchOptions(flags, mode))
-  return { mode, options, keep: flags.keep, out: flags.out }
 }
 
-type Flags = ReturnType<typeof parseFlags>
-
-function parseFlags() {
-  return parseArgs({
+function commandLine() {
+  const { values: flags } = parseArgs({
     options: {
       tenants: { type: 'string' },
       contacts: { type: 'string' },
@@ -87,94 +85,61 @@ function parseFlags() {
       connections: { type: 'string' },
       threads: { type: 'string' },
       rounds: { type: 'string' },
-      smoke: { type: 'boolean', default: false },
-      large: { type: 'boolean', default: false },
-      keep: { type: 'boolean', default: false },
-      'one-tenant': { type: 'boolean', default: false },
-      search: { type: 'boolean', default: false },
-      citus: { type: 'boolean', default: false },
+      smoke: { type: 'boolean' },
+      large: { type: 'boolean' },
+      keep: { type: 'boolean' },
+      'one-tenant': { type: 'boolean' },
+      search: { type: 'boolean' },
+      citus: { type: 'boolean' },
       before: { type: 'string' },
       database: { type: 'string' },
       out: { type: 'string' },
-      help: { type: 'boolean', default: false },
+      help: { type: 'boolean' },
     },
     strict: true,
-  }).values
-}
-
-function modeOf(flags: Flags): Mode {
-  if (flags.smoke && flags.large) fail('--smoke and --large exclude each other')
-  return flags.smoke ? 'smoke' : flags.large ? 'large' : 'full'
-}
-
-function preset(mode: Mode, keep: boolean) {
-  return {
-    full: { tenants: 10, contacts: 100_000, duration: 10, connections: 50, database: 'rubrica_bench' },
-    smoke: {
-      tenants: 2,
-      contacts: 2_000,
-      duration: 2,
-      connections: 10,
-      // Never shared with a concurrent run (CI on a busy machine) unless kept on purpose.
-      database: keep ? 'rubrica_bench_smoke' : `rubrica_bench_smoke_${process.pid}`,
-    },
-    large: { tenants: 1, contacts: 1_000_000, duration: 10, connections: 10, database: 'rubrica_bench_large' },
-  }[mode]
-}
-
-function benchOptions(flags: Flags, mode: Mode): BenchOptions {
-  const defaults = preset(mode, flags.keep)
-  const options = {
-    tenants: integer('tenants', flags.tenants, defaults.tenants, 1, 1000),
-    contacts: integer('contacts', flags.contacts, defaults.contacts, 1, 1_000_000),
-    duration: integer('duration', flags.duration, defaults.duration, 1, 600),
-    connections: integer('connections', flags.connections, defaults.connections, 1, 10_000),
-    threads: integer('threads', flags.threads, 1, 1, 64),
-    rounds: integer('rounds', flags.rounds, mode === 'smoke' ? 1 : 3, 1, 20),
-    database: flags.database ?? defaults.database,
+  })
+  if (flags.help) {
+    process.stdout.write(HELP)
+    process.exit(0)
+  }
+  if (flags.smoke && flags.large) throw new Error('--smoke and --large exclude each other')
+  const mode: Mode = flags.smoke ? 'smoke' : flags.large ? 'large' : 'full'
+  const integer = (name: IntegerOption) => {
+    const { min, max, [mode]: preset } = INTEGERS[name]
+    const value = flags[name]
+    if (value === undefined) return preset
+    if (!/^[0-9]+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new Error(`--${name} must be an integer from ${min} to ${max}`)
+    }
+    return Number(value)
+  }
+  // A smoke run's database is never shared with a concurrent run (CI on a busy machine) unless kept on purpose.
+  const smokeDatabase = flags.keep ? 'rubrica_bench_smoke' : `rubrica_bench_smoke_${process.pid}`
+  const options: BenchOptions = {
+    tenants: integer('tenants'),
+    contacts: integer('contacts'),
+    duration: integer('duration'),
+    connections: integer('connections'),
+    threads: integer('threads'),
+    rounds: integer('rounds'),
+    database: flags.database ?? { full: 'rubrica_bench', smoke: smokeDatabase, large: 'rubrica_bench_large' }[mode],
     warmup: mode === 'smoke' ? 1 : 2,
-    scenarios: scenariosOf(flags),
-    citus: flags.citus,
+    // --one-tenant measures e, i, f, j alone; --search the first page and its filtered variants; --citus leaves out
+    // g and h (rubrica-only variants).
+    scenarios: flags['one-tenant']
+      ? ['e', 'i', 'f', 'j']
+      : flags.search
+        ? ['b', 'k', 'l', 'm']
+        : ['a', 'b', 'c', 'd', 'e', 'f', ...(flags.citus ? [] : (['g', 'h'] as const)), 'k', 'l', 'm'],
+    citus: flags.citus === true,
     before: flags.before === undefined ? undefined : resolve(flags.before),
   }
   if (options.before !== undefined && !existsSync(join(options.before, 'dist', 'server.js')))
-    fail(`--before: ${options.before}/dist/server.js is missing (npm ci && npm run build there first)`)
-  if (options.before !== undefined && options.citus) fail('--before and --citus exclude each other')
-  if (flags['one-tenant'] && options.tenants < 2) fail('--one-tenant needs at least 2 tenants to spread over')
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(options.database)) fail('--database must be a plain lower-case name')
-  if (options.threads > options.connections) fail('--threads cannot exceed --connections')
-  return options
-}
-
-/**
- * Every scenario; --citus leaves out g and h (rubrica-only variants); --one-tenant measures e, i, f, j alone;
- * --search the first page and its filtered variants, k, l and m.
- */
-function scenariosOf(flags: Flags): ScenarioId[] {
-  if (flags['one-tenant']) return ['e', 'i', 'f', 'j']
-  if (flags.search) return ['b', 'k', 'l', 'm']
-  return flags.citus
-    ? ['a', 'b', 'c', 'd', 'e', 'f', 'k', 'l', 'm']
-    : ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'k', 'l', 'm']
-}
-
-function integer(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback
-  if (!/^[0-9]+$/.test(value) || Number(value) < min || Number(value) > max) {
-    fail(`--${name} must be an integer from ${min} to ${max}`)
-  }
-  return Number(value)
-}
-
-function fail(message: string): never {
-  throw new Error(message)
-}
-
-function exitOnError<T>(read: () => T, hint = ''): T {
-  try {
-    return read()
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}${hint}\n`)
-    process.exit(2)
-  }
+    throw new Error(`--before: ${options.before}/dist/server.js is missing (npm ci && npm run build there first)`)
+  if (options.before !== undefined && options.citus) throw new Error('--before and --citus exclude each other')
+  if (flags['one-tenant'] && options.tenants < 2)
+    throw new Error('--one-tenant needs at least 2 tenants to spread over')
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(options.database)) throw new Error('--database must be a plain lower-case name')
+  if (options.threads > options.connections) throw new Error('--threads cannot exceed --connections')
+  return { mode, options, keep: flags.keep === true, out: flags.out }
 }

@@ -1,6 +1,6 @@
 // The report on stdout: a header saying what ran where (the machine, the run's shape), then the results table,
-// where the CPU went, start-up and idle memory, the targets and any errors; and the same as JSON
-// with --out.
+// the comparisons of --citus and --before, start-up and idle memory, the targets of docs/performance.md (reported,
+// never asserted: a miss does not change the exit code) and any errors; and the same as JSON with --out.
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -15,29 +15,21 @@ import {
   referenceOf,
   TARGETS,
 } from './measure.ts'
-import { median } from './median.ts'
 import type { BenchOptions, Mode } from './options.ts'
-import { fixed, log, ms } from './output.ts'
-import { POOL_SIZE, RATE_LIMIT_MAX, root, type Target } from './servers.ts'
-import type { Verdict } from './verdicts.ts'
+import { fixed, log, median, ms, POOL_SIZE, RATE_LIMIT_MAX, root, type Target } from './servers.ts'
 import { SCENARIOS, type ScenarioId } from './wrk.ts'
 
-export interface Machine {
-  nproc: number
-  cpu: string
-  memoryGiB: number
-  node: string
-  postgres: string
-  /** wrk's version line. */
-  wrk: string
-  commit: string
+export interface Verdict {
+  label: string
+  value: string
+  pass: boolean
 }
 
-/** Everything a run found: printed by printResults, written as is by writeRecord. */
+/** Everything a run found: printed by printHeader and printResults, written as is with --out. */
 export interface RunRecord {
   mode: Mode
   options: BenchOptions
-  machine: Machine
+  machine: ReturnType<typeof describeMachine>
   load: { atStart: string; beforeMeasuring: string; after: string }
   seed: { reused: boolean; seconds: number; deepCursorRows: string }
   /** With --citus: the Citus database, seeded alike. */
@@ -49,32 +41,26 @@ export interface RunRecord {
   problems: string[]
 }
 
-export function describeMachine(postgresVersion: string): Machine {
-  const cpu = readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? os.cpus()[0]?.model ?? '?'
-  const git = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout.trim()
-  const dirty =
-    spawnSync('git', ['status', '--porcelain', '--untracked-files=no', 'src', 'prisma'], {
-      cwd: root,
-      encoding: 'utf8',
-    }).stdout.trim() !== ''
+export function describeMachine(postgres: string) {
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: root, encoding: 'utf8' }).stdout.trim()
+  const dirty = git('status', '--porcelain', '--untracked-files=no', 'src', 'prisma') !== ''
   const wrk = spawnSync('wrk', ['-v'], { encoding: 'utf8' })
   return {
     nproc: os.availableParallelism(),
-    cpu,
+    cpu: readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? os.cpus()[0]?.model ?? '?',
     memoryGiB: Number(fixed(os.totalmem() / 2 ** 30, 1)),
     node: process.version,
-    postgres: postgresVersion,
+    postgres,
+    /** wrk's version line. */
     wrk: `${wrk.stdout}${wrk.stderr}`.split('\n')[0]?.trim() ?? '?',
-    commit: `${git}${dirty ? ' (with uncommitted changes in src/ or prisma/)' : ''}`,
+    commit: `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' (with uncommitted changes in src/ or prisma/)' : ''}`,
   }
 }
 
 /** What ran, how and where: printed before the checks and the measurements. */
 export function printHeader(run: Pick<RunRecord, 'mode' | 'options' | 'machine' | 'seed' | 'citus'>): void {
   const { options, machine: host, seed, citus } = run
-  log()
-  log(`# rubrica benchmark (${run.mode}): ${options.tenants} tenant(s) x ${options.contacts} contacts`)
-  log()
+  log(`\n# rubrica benchmark (${run.mode}): ${options.tenants} tenant(s) x ${options.contacts} contacts\n`)
   log(
     `NOTE: rubrica runs with RATE_LIMIT_MAX=${RATE_LIMIT_MAX}: its per-tenant rate limiter still runs on every ` +
       'request (in-process counters, no Redis) but never refuses; with the default (60 per minute) almost every ' +
@@ -104,151 +90,47 @@ export function printHeader(run: Pick<RunRecord, 'mode' | 'options' | 'machine' 
   }
 }
 
+const label = (scenario: ScenarioId) => `${scenario}. ${SCENARIOS[scenario].name}`
+const ratio = (value: number | undefined) => (value === undefined ? '' : `${fixed(value, 2)}x`)
+
 /** Everything after the measurements; returns how many requests failed during the scenarios. */
 export function printResults(run: RunRecord): number {
-  log()
-  for (const row of resultsTable(run.measurements, run.options.rounds)) log(row)
-  log()
+  const { measurements, startMs, idleRssMb, load } = run
+  const range = run.options.rounds > 1
+  log(
+    "\n| scenario | target | req/s | p50 ms | p99 ms | errors | ratio to baseline (g-m: to rubrica's plain scenario) | " +
+      `RSS peak MB | server CPU ms/req | PostgreSQL CPU ms/req | other CPU (cores) |${range ? ' req/s range |' : ''}`,
+  )
+  log(`| --- | --- |${' ---: |'.repeat(range ? 10 : 9)}`)
+  for (const scenario of ORDER) {
+    for (const target of TARGETS) {
+      const m = medianRound(measurements, scenario, target)
+      if (!m) continue
+      const same = measurementsOf(measurements, scenario, target)
+      const all = same.map((x) => x.rps)
+      const sum = (value: (x: Measurement) => number) => same.reduce((total, x) => total + value(x), 0)
+      log(
+        `| ${label(scenario)} | ${target} | ${fixed(m.rps, 0)} | ${ms(m.wrk.p50)} | ${ms(m.wrk.p99)} | ` +
+          `${sum((x) => x.errors)} | ${ratioCell(measurements, scenario, target)} | ` +
+          `${fixed(Math.max(...same.map((x) => x.rssPeakMb)), 0)} | ${fixed(m.cpuMsPerRequest, 3)} | ` +
+          `${fixed(m.postgresMsPerRequest, 3)} | ${fixed(sum((x) => x.otherCores) / same.length, 2)} |` +
+          (range ? ` ${fixed(Math.min(...all), 0)}-${fixed(Math.max(...all), 0)} |` : ''),
+      )
+    }
+  }
   if (run.citus) {
-    log('On Citus beside PostgreSQL (req/s, median round; ratios: medians of per-round ratios):')
-    log()
-    for (const row of citusTable(run.measurements)) log(row)
-    log()
+    log('\nOn Citus against PostgreSQL (req/s, medians of per-round ratios; rubrica / baseline on Citus above):')
+    pairTable(measurements, ['rubrica-citus', 'rubrica'], ['baseline-citus', 'baseline'])
   }
   if (run.options.before !== undefined) {
     log(
-      `This checkout against the build in ${run.options.before}, in the same rounds (ratios: medians of per-round ratios):`,
+      `\nThis checkout against the build in ${run.options.before} (medians of per-round ratios; each build ` +
+        'against the baseline above):',
     )
-    log()
-    for (const row of beforeTable(run.measurements)) log(row)
-    log()
+    pairTable(measurements, ['rubrica', 'rubrica-before'])
   }
-  log('Where the CPU went (medians over rounds; milliseconds of CPU per request, and cores on average):')
-  log()
-  for (const row of cpuTable(run.measurements)) log(row)
-  log()
-  printStartAndLoad(run)
-  log()
-  log('targets (reported, not asserted):')
-  for (const c of run.checks) log(`  ${c.pass ? 'PASS' : 'FAIL'}  ${c.label}: ${c.value}`)
-  const scenarioErrors = printErrors(run.measurements)
-  return scenarioErrors
-}
-
-/** Each scenario and target present, every row in ORDER, rubrica before the baseline. */
-function eachRow(measurements: Measurement[], row: (scenario: ScenarioId, target: Target) => void) {
-  for (const scenario of ORDER) {
-    for (const target of TARGETS) {
-      if (measurementsOf(measurements, scenario, target).length > 0) row(scenario, target)
-    }
-  }
-}
-
-const scenarioLabel = (scenario: ScenarioId) => `${scenario}. ${SCENARIOS[scenario].name}`
-
-function resultsTable(measurements: Measurement[], rounds: number): string[] {
-  const range = rounds > 1
-  const rows = [
-    "| scenario | target | req/s | p50 ms | p99 ms | errors | ratio to baseline (g, h: to rubrica's e, a) | " +
-      `RSS peak MB | server CPU ms/req | other CPU (cores) |${range ? ' req/s range |' : ''}`,
-    `| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |${range ? ' ---: |' : ''}`,
-  ]
-  eachRow(measurements, (scenario, target) => {
-    const m = medianRound(measurements, scenario, target)
-    if (!m) return
-    const ratio = target.startsWith('rubrica') ? ratioCell(measurements, scenario, target) : ''
-    const same = measurementsOf(measurements, scenario, target)
-    const all = same.map((x) => x.rps)
-    const errors = same.reduce((sum, x) => sum + x.errors, 0)
-    const rss = Math.max(...same.map((x) => x.rssPeakMb))
-    const others = same.reduce((sum, x) => sum + x.otherCores, 0) / same.length
-    rows.push(
-      `| ${scenarioLabel(scenario)} | ${target} | ${fixed(m.rps, 0)} | ${ms(m.wrk.p50)} | ${ms(m.wrk.p99)} | ` +
-        `${errors} | ${ratio} | ${fixed(rss, 0)} | ${fixed(m.cpuMsPerRequest, 3)} | ${fixed(others, 2)} |` +
-        (range ? ` ${fixed(Math.min(...all), 0)}-${fixed(Math.max(...all), 0)} |` : ''),
-    )
-  })
-  return rows
-}
-
-/** rubrica's req/s against its reference (referenceOf), named when it is not the baseline. */
-function ratioCell(measurements: Measurement[], scenario: ScenarioId, rubrica: Target): string {
-  const reference = referenceOf(scenario, rubrica)
-  const ratio = reference && pairedRatio(measurements, [scenario, rubrica], reference)
-  if (reference === undefined || ratio === undefined) return ''
-  return reference[1].startsWith('baseline') ? `${fixed(ratio, 2)}x` : `${fixed(ratio, 2)}x of ${reference[0]}`
-}
-
-/** The req/s of the median round of one scenario on one target, as a table cell ('' when not measured). */
-function medianRps(measurements: Measurement[], scenario: ScenarioId, target: Target): string {
-  const m = medianRound(measurements, scenario, target)
-  return m ? fixed(m.rps, 0) : ''
-}
-
-/** Per scenario both databases served: each target's req/s on both, Citus against PostgreSQL, and the ratios. */
-function citusTable(measurements: Measurement[]): string[] {
-  const rows = [
-    '| scenario | rubrica, PostgreSQL | rubrica, Citus | Citus / PostgreSQL | baseline, PostgreSQL | baseline, Citus | ' +
-      'Citus / PostgreSQL | rubrica / baseline, PostgreSQL | rubrica / baseline, Citus |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-  ]
-  const rps = (scenario: ScenarioId, target: Target) => medianRps(measurements, scenario, target)
-  const ratio = (scenario: ScenarioId, x: Target, y: Target) => {
-    const r = pairedRatio(measurements, [scenario, x], [scenario, y])
-    return r === undefined ? '' : `${fixed(r, 2)}x`
-  }
-  for (const scenario of ORDER) {
-    if (!BASELINE_SCENARIOS.includes(scenario)) continue
-    if (measurementsOf(measurements, scenario, 'rubrica-citus').length === 0) continue
-    rows.push(
-      `| ${scenarioLabel(scenario)} | ${rps(scenario, 'rubrica')} | ${rps(scenario, 'rubrica-citus')} | ` +
-        `${ratio(scenario, 'rubrica-citus', 'rubrica')} | ${rps(scenario, 'baseline')} | ` +
-        `${rps(scenario, 'baseline-citus')} | ${ratio(scenario, 'baseline-citus', 'baseline')} | ` +
-        `${ratio(scenario, 'rubrica', 'baseline')} | ${ratio(scenario, 'rubrica-citus', 'baseline-citus')} |`,
-    )
-  }
-  return rows
-}
-
-/** Per scenario: each build against the baseline (or its plain scenario), and this checkout against the earlier one. */
-function beforeTable(measurements: Measurement[]): string[] {
-  const rows = [
-    '| scenario | before: req/s | ratio | after: req/s | ratio | after / before |',
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
-  ]
-  const rps = (scenario: ScenarioId, target: Target) => medianRps(measurements, scenario, target)
-  for (const scenario of ORDER) {
-    if (measurementsOf(measurements, scenario, 'rubrica-before').length === 0) continue
-    const change = pairedRatio(measurements, [scenario, 'rubrica'], [scenario, 'rubrica-before'])
-    rows.push(
-      `| ${scenarioLabel(scenario)} | ${rps(scenario, 'rubrica-before')} | ` +
-        `${ratioCell(measurements, scenario, 'rubrica-before')} | ${rps(scenario, 'rubrica')} | ` +
-        `${ratioCell(measurements, scenario, 'rubrica')} | ${change === undefined ? '' : `${fixed(change, 2)}x`} |`,
-    )
-  }
-  return rows
-}
-
-function cpuTable(measurements: Measurement[]): string[] {
-  const rows = [
-    '| scenario | target | server ms/req | PostgreSQL ms/req | wrk ms/req | idle cores | other cores |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
-  ]
-  eachRow(measurements, (scenario, target) => {
-    const same = measurementsOf(measurements, scenario, target)
-    const mid = (value: (m: Measurement) => number, digits: number) => fixed(median(same.map(value)) ?? 0, digits)
-    rows.push(
-      `| ${scenarioLabel(scenario)} | ${target} | ${mid((x) => x.cpuMsPerRequest, 3)} | ` +
-        `${mid((x) => x.postgresMsPerRequest, 3)} | ${mid((x) => x.wrkMsPerRequest, 3)} | ` +
-        `${mid((x) => x.idleCores, 2)} | ${mid((x) => x.otherCores, 2)} |`,
-    )
-  })
-  return rows
-}
-
-function printStartAndLoad({ startMs, idleRssMb, load, measurements, machine }: RunRecord): void {
   log(
-    `start (spawn to first 200 on /health): rubrica ${startMs.rubrica.map((x) => fixed(x, 0)).join(', ')} ms ` +
+    `\nstart (spawn to first 200 on /health): rubrica ${startMs.rubrica.map((x) => fixed(x, 0)).join(', ')} ms ` +
       `(median ${fixed(median(startMs.rubrica) ?? 0, 0)} ms); baseline ${fixed(startMs.baseline, 0)} ms`,
   )
   log(`RSS idle after start: rubrica ${fixed(idleRssMb.rubrica, 0)} MB, baseline ${fixed(idleRssMb.baseline, 0)} MB`)
@@ -258,25 +140,113 @@ function printStartAndLoad({ startMs, idleRssMb, load, measurements, machine }: 
   const busiest = Math.max(...measurements.map((m) => m.otherCores))
   if (busiest > 0.2) {
     log(
-      `WARNING: the machine was shared: other processes used up to ${fixed(busiest, 2)} of ${machine.nproc} CPUs during ` +
-        'the scenarios (column "other CPU"); absolute figures are lower and noisier than on a quiet machine.',
+      `WARNING: the machine was shared: other processes used up to ${fixed(busiest, 2)} of ${run.machine.nproc} ` +
+        'CPUs during the scenarios (column "other CPU"); absolute figures are lower and noisier than on a quiet machine.',
     )
   }
-}
-
-/** Lists the runs that had errors; returns the total. */
-function printErrors(measurements: Measurement[]): number {
-  const total = measurements.reduce((sum, m) => sum + m.errors, 0)
-  if (total === 0) return 0
-  log()
-  log(`ERRORS during scenarios: ${total} (connect/read/write/timeout errors and statuses >= 400):`)
-  for (const { scenario, target, round, wrk: w } of measurements.filter((x) => x.errors > 0)) {
+  log('\ntargets (reported, not asserted):')
+  for (const c of run.checks) log(`  ${c.pass ? 'PASS' : 'FAIL'}  ${c.label}: ${c.value}`)
+  const failed = measurements.filter((x) => x.errors > 0)
+  if (failed.length > 0) log('\nERRORS during scenarios (connect/read/write/timeout errors and statuses >= 400):')
+  for (const { scenario, target, round, wrk: w } of failed) {
     log(
       `  ${scenario} ${target} round ${round}: status>=400 ${w.status}, connect ${w.connect}, read ${w.read}, ` +
         `write ${w.write}, timeout ${w.timeout}`,
     )
   }
-  return total
+  return failed.reduce((sum, m) => sum + m.errors, 0)
+}
+
+/** rubrica's req/s against its reference (referenceOf), named when it is not the baseline. */
+function ratioCell(measurements: Measurement[], scenario: ScenarioId, target: Target): string {
+  const reference = target.startsWith('rubrica') ? referenceOf(scenario, target) : undefined
+  const value = reference && pairedRatio(measurements, [scenario, target], reference)
+  if (reference === undefined || value === undefined) return ''
+  return reference[1].startsWith('baseline') ? ratio(value) : `${ratio(value)} of ${reference[0]}`
+}
+
+/** Per scenario, each pair's x / y in req/s, for the scenarios where the first pair's x ran. */
+function pairTable(measurements: Measurement[], ...pairs: [Target, Target][]): void {
+  log(`\n| scenario |${pairs.map(([x, y]) => ` ${x} / ${y} |`).join('')}`)
+  log(`| --- |${' ---: |'.repeat(pairs.length)}`)
+  for (const scenario of ORDER) {
+    if (measurementsOf(measurements, scenario, pairs[0]?.[0] ?? 'rubrica').length === 0) continue
+    const cells = pairs.map(([x, y]) => ` ${ratio(pairedRatio(measurements, [scenario, x], [scenario, y]))} |`)
+    log(`| ${label(scenario)} |${cells.join('')}`)
+  }
+}
+
+// The baseline is the fastest honest implementation of the same endpoints (bench/baseline.ts): rubrica's reads
+// within 10% of it, its writes within 20%. One tenant's writes at least 0.9x of the same load spread over every
+// tenant: nothing per tenant queues. A first page filtered by a tag, three tags and a stage, or words: at least
+// half the unfiltered one's rate. Each: rubrica's scenario, what it is measured against, the least ratio.
+const RATIO_TARGETS: [ScenarioId, ScenarioId | 'baseline', number][] = [
+  ['a', 'baseline', 0.9],
+  ['b', 'baseline', 0.9],
+  ['c', 'baseline', 0.9],
+  ['e', 'baseline', 0.8],
+  ['f', 'baseline', 0.8],
+  ['i', 'e', 0.9],
+  ['j', 'f', 0.9],
+  ['k', 'b', 0.5],
+  ['l', 'b', 0.5],
+  ['m', 'b', 0.5],
+]
+const RSS_LIMIT = 1.5
+
+export function judgeTargets(measurements: Measurement[], mode: Mode, options: BenchOptions, startMs: number[]) {
+  const how = options.rounds > 1 ? `median of ${options.rounds} per-round ratios` : 'one round'
+  const verdicts: Verdict[] = RATIO_TARGETS.flatMap(([scenario, against, minimum]) => {
+    const y: [ScenarioId, Target] = against === 'baseline' ? [scenario, 'baseline'] : [against, 'rubrica']
+    const value = pairedRatio(measurements, [scenario, 'rubrica'], y)
+    const [a, b] = [medianRound(measurements, scenario, 'rubrica'), medianRound(measurements, ...y)]
+    if (value === undefined || !a || !b) return []
+    const detail =
+      against === 'baseline'
+        ? `server CPU per request ${fixed(a.cpuMsPerRequest / b.cpuMsPerRequest, 2)}x the baseline's`
+        : `p99 ${ms(a.wrk.p99)} ms against ${ms(b.wrk.p99)} ms`
+    return {
+      label: `${SCENARIOS[scenario].name} >= ${minimum}x ${against === 'baseline' ? 'baseline' : SCENARIOS[against].name} (req/s)`,
+      value: `${fixed(value, 2)}x (${how}; ${detail})`,
+      pass: value >= minimum,
+    }
+  })
+  // Peak RSS (highest over rounds) of rubrica against the baseline's, in every scenario both ran.
+  const peak = (scenario: ScenarioId, target: Target) =>
+    Math.max(0, ...measurementsOf(measurements, scenario, target).map((m) => m.rssPeakMb))
+  const rss = BASELINE_SCENARIOS.flatMap((scenario) => {
+    const [rubrica, baseline] = [peak(scenario, 'rubrica'), peak(scenario, 'baseline')]
+    return rubrica > 0 && baseline > 0 ? [{ scenario, rubrica, baseline, ratio: rubrica / baseline }] : []
+  })
+  if (rss.length > 0) {
+    verdicts.push({
+      label: `RSS peak <= ${RSS_LIMIT}x the baseline's in every scenario`,
+      value: rss
+        .map((r) => `${r.scenario} ${ratio(r.ratio)} (${fixed(r.rubrica, 0)}/${fixed(r.baseline, 0)} MB)`)
+        .join(', '),
+      pass: rss.every((r) => r.ratio <= RSS_LIMIT),
+    })
+  }
+  const start = median(startMs) ?? 0
+  verdicts.push({
+    label: 'start < 1 s (spawn to first 200 on /health, median)',
+    value: `${fixed(start, 0)} ms`,
+    pass: start < 1000,
+  })
+  // --large only: the lists' p99 at the run's connections.
+  for (const scenario of mode === 'large' ? (['b', 'c', 'd'] as const) : []) {
+    const [m, baseline] = [
+      medianRound(measurements, scenario, 'rubrica'),
+      medianRound(measurements, scenario, 'baseline'),
+    ]
+    if (!m) continue
+    verdicts.push({
+      label: `${SCENARIOS[scenario].name}: p99 < 20 ms at ${options.connections} connections`,
+      value: `${ms(m.wrk.p99)} ms${baseline ? ` (baseline ${ms(baseline.wrk.p99)} ms)` : ''}`,
+      pass: m.wrk.p99 < 20_000,
+    })
+  }
+  return verdicts
 }
 
 /** --out: the whole record as JSON. */
