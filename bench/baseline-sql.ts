@@ -15,14 +15,14 @@ export interface Prepared {
 /**
  * A Contact's select list from the `contacts` row `c` (its tags are a column of the row): the columns are those the
  * Contact's declaration names (src/contacts/model.ts), so that a field added there is answered by both servers;
- * the statements around it are the baseline's own. `timestamp` formats the timestamps (iso_utc in a RETURNING).
+ * the statements around it are the baseline's own. `returning`: in a RETURNING list (timestamps through iso_utc).
  */
-const contactOf = (c: string, timestamp?: (expression: string) => string): string => selectContact(c, timestamp)
+const contactOf = (c: string, returning?: boolean): string => selectContact(c, returning)
 
 /** A Contact from the `contacts` row `c`. */
 const CONTACT = contactOf('c')
 /** The same in a RETURNING list: Citus allows only immutable functions there (iso_utc is). */
-const RETURNED = contactOf('c', (expression) => `iso_utc(${expression})`)
+const RETURNED = contactOf('c', true)
 
 /** $1 tenant id, $2 contact id. */
 export const GET: Prepared = {

@@ -90,6 +90,8 @@ DECLARE
   link_ids UUID[];
   link_names TEXT[];
   link_added BOOLEAN[];
+  valued BOOLEAN;
+  unknown TEXT[];
   tenant UUID;
   txn BIGINT;
   first BIGINT;
@@ -100,17 +102,34 @@ BEGIN
   -- place in the two transition tables, which PostgreSQL fills together: a row whose id changed is still found.
   IF TG_OP = 'INSERT' THEN
     SELECT array_agg(a.tenant_id), array_agg(a.id), array_agg(to_jsonb(a) - 'search_words'),
-        bool_or(cardinality(a.tags) > 0)
-      INTO tenants, ids, states, retagged FROM added a;
+        bool_or(cardinality(a.tags) > 0), bool_or(a.fields <> '{}')
+      INTO tenants, ids, states, retagged, valued FROM added a;
   ELSE
     SELECT array_agg(a.tenant_id ORDER BY a.k), array_agg(a.id ORDER BY a.k),
-        array_agg(to_jsonb(a) - 'search_words' - 'k' ORDER BY a.k), bool_or(a.tags IS DISTINCT FROM b.tags)
-      INTO tenants, ids, states, retagged
+        array_agg(to_jsonb(a) - 'search_words' - 'k' ORDER BY a.k), bool_or(a.tags IS DISTINCT FROM b.tags),
+        bool_or(a.fields IS DISTINCT FROM b.fields)
+      INTO tenants, ids, states, retagged, valued
     FROM (SELECT x.*, row_number() OVER () AS k FROM changed x) a
-      JOIN (SELECT y.tags, row_number() OVER () AS k FROM replaced y) b ON b.k = a.k;
+      JOIN (SELECT y.tags, y.version, y.fields, row_number() OVER () AS k FROM replaced y) b ON b.k = a.k
+    WHERE a.version <> b.version;
   END IF;
   IF tenants IS NULL THEN
     RETURN NULL;
+  END IF;
+  -- Each value the statement wrote is of a field its contact's tenant defines (custom_fields) and has not
+  -- deleted (an UPDATE dropped a deleted field's value in contacts_before_write): the names of the rows written,
+  -- each once, looked up per tenant in one statement.
+  IF valued THEN
+    FOREACH tenant IN ARRAY CASE WHEN tenants[1] = ALL(tenants) THEN tenants[1:1] ELSE ARRAY(SELECT DISTINCT unnest(tenants)) END LOOP
+      unknown := ARRAY(SELECT u.k FROM (SELECT DISTINCT jsonb_object_keys(e.state -> 'fields') AS k
+          FROM unnest(tenants, states) AS e(tenant_id, state) WHERE e.tenant_id = tenant) u
+        WHERE NOT EXISTS (SELECT 1 FROM custom_fields f
+          WHERE f.tenant_id = tenant AND f.name = u.k AND f.removed_at IS NULL)
+        ORDER BY u.k);
+      IF cardinality(unknown) > 0 THEN
+        RAISE EXCEPTION 'unknown fields' USING ERRCODE = 'RB002', DETAIL = array_to_json(unknown)::TEXT;
+      END IF;
+    END LOOP;
   END IF;
   -- Each tenant's rows (one tenant, as in each of rubrica's statements, is found without a query).
   FOREACH tenant IN ARRAY CASE WHEN tenants[1] = ALL(tenants) THEN tenants[1:1] ELSE ARRAY(SELECT DISTINCT unnest(tenants)) END LOOP
@@ -170,6 +189,7 @@ DECLARE
   asked TEXT;
   previous TEXT[];
   unknown TEXT[];
+  removed TEXT[];
   was contacts;
 BEGIN
   IF TG_OP = 'INSERT' OR NEW.tags IS DISTINCT FROM OLD.tags THEN
@@ -180,6 +200,22 @@ BEGIN
       IF cardinality(unknown) > 0 THEN
         RAISE EXCEPTION 'unknown tags' USING ERRCODE = 'RB001', DETAIL = array_to_json(unknown)::TEXT;
       END IF;
+    END IF;
+  END IF;
+  -- An UPDATE drops the values of the tenant's deleted fields that the contact still holds (readers no longer see
+  -- them). That each value is of a field the tenant defines is checked for the whole statement, after it
+  -- (contacts_after_write).
+  IF TG_OP = 'UPDATE' AND OLD.fields <> '{}' THEN
+    removed := ARRAY(SELECT f.name FROM custom_fields f WHERE f.tenant_id = NEW.tenant_id AND f.removed_at IS NOT NULL);
+    IF cardinality(removed) > 0 THEN
+      NEW.fields := NEW.fields - removed;
+    END IF;
+  END IF;
+  IF (TG_OP = 'INSERT' AND NEW.fields <> '{}') OR (TG_OP = 'UPDATE' AND NEW.fields IS DISTINCT FROM OLD.fields) THEN
+    -- The values of one contact are bounded (CUSTOM_FIELD_LIMITS.valuesBytes): what its answers, events and
+    -- stored replays carry stays small.
+    IF octet_length(NEW.fields::TEXT) > 8192 THEN
+      RAISE EXCEPTION 'fields too large' USING ERRCODE = 'RB003', DETAIL = octet_length(NEW.fields::TEXT)::TEXT;
     END IF;
   END IF;
   IF TG_OP = 'INSERT' THEN
@@ -202,8 +238,14 @@ BEGIN
   NEW.email_key := lower(NEW.email);
   was := OLD;
   was.search_words := NULL;
+  IF cardinality(removed) > 0 THEN
+    was.fields := OLD.fields - removed;
+  END IF;
   IF ROW(NEW.*) IS NOT DISTINCT FROM ROW(was.*) THEN
-    RETURN NULL;
+    -- Nothing changes; or only values of deleted fields go, which reclaims their storage and is no change of the
+    -- contact: same version and updatedAt, and contacts_after_write records no event for a row whose version
+    -- did not move.
+    RETURN CASE WHEN was.fields IS DISTINCT FROM OLD.fields THEN NEW END;
   END IF;
   NEW.version := OLD.version + 1;
   NEW.updated_at := GREATEST(NEW.updated_at, OLD.updated_at + interval '1 millisecond');

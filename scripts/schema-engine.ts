@@ -95,10 +95,15 @@ export function listMigrations() {
 /** SQL that takes the committed migrations to prisma/schema.prisma; empty when they already agree. */
 /**
  * Indexes of the migrations that prisma/schema.prisma cannot declare (GIN over a uuid and another column needs
- * btree_gin's operator classes, which its schema language does not name: the migrations contacts_search and idempotency_contact_ids). The diff
+ * btree_gin's operator classes, which its schema language does not name: the migrations contacts_search, idempotency_contact_ids and custom_fields). The diff
  * would drop them; it leaves them be.
  */
-export const NOT_IN_PRISMA = ['contacts_search_words_idx', 'contacts_tags_idx', 'idempotency_keys_contact_ids_idx']
+export const NOT_IN_PRISMA = [
+  'contacts_search_words_idx',
+  'contacts_tags_idx',
+  'contacts_fields_idx',
+  'idempotency_keys_contact_ids_idx',
+]
 
 /** The diff's script, without the statements that would drop NOT_IN_PRISMA's indexes. */
 function withoutIndexesPrismaCannotDeclare(script: string): string {

@@ -7,6 +7,8 @@ import { PGlite } from '@electric-sql/pglite'
 import * as announcements from '../src/announcements/channel.ts'
 import * as keys from '../src/auth/key-repository.ts'
 import * as batch from '../src/contacts/batch/sql.ts'
+import type { FieldDefinition, FieldType } from '../src/contacts/custom-fields/model.ts'
+import * as customFields from '../src/contacts/custom-fields/sql.ts'
 import * as erasedEmails from '../src/contacts/erased-emails.ts'
 import { type ContactUpdate, contact } from '../src/contacts/model.ts'
 import * as search from '../src/contacts/search/sql.ts'
@@ -59,6 +61,15 @@ function patchShapes(): Listed[] {
 }
 
 /** The shapes of a search written out, for pages of 50 (the default): the list's own, a tag, several filters, words, a walk's end, a count. */
+/** A definition of the tenant's own fields, for the shapes of searches by them. */
+const definition = (name: string, type: FieldType): FieldDefinition => ({
+  name,
+  type,
+  label: null,
+  createdAt: NOW,
+  updatedAt: NOW,
+})
+
 function searchShapes(): Listed[] {
   const none: search.SearchSpec = { groups: [], includeArchived: false, sort: '-createdAt' }
   const vip = { field: 'tags', op: 'hasAll', value: ['vip'] }
@@ -77,6 +88,27 @@ function searchShapes(): Listed[] {
         rows,
         undefined,
         true,
+      ).sql,
+    },
+    {
+      name: 'pageStatement(fields.livello eq, fields.punti between, fields.interessi hasAny)',
+      sql: search.pageStatement(
+        {
+          ...none,
+          groups: [
+            [
+              { field: 'fields.livello', op: 'eq', value: 'oro', definition: definition('livello', 'enum') },
+              { field: 'fields.punti', op: 'between', value: [1, 9], definition: definition('punti', 'number') },
+              {
+                field: 'fields.interessi',
+                op: 'hasAny',
+                value: ['vino'],
+                definition: definition('interessi', 'multiEnum'),
+              },
+            ],
+          ],
+        },
+        rows,
       ).sql,
     },
     { name: 'pageStatement(query "rossi")', sql: search.pageStatement(words, rows).sql },
@@ -115,6 +147,11 @@ function statementFiles(): { path: string; from: string; listed: Listed[] }[] {
       listed: [...exported(fixed), ...patchShapes(), ...exported(erasedEmails), ...exported(anchor)],
     },
     { path: 'src/contacts/batch/statements.sql', from: 'src/contacts/batch/sql.ts', listed: exported(batch.batchSql) },
+    {
+      path: 'src/contacts/custom-fields/statements.sql',
+      from: 'src/contacts/custom-fields/sql.ts',
+      listed: exported(customFields),
+    },
     { path: 'src/contacts/search/statements.sql', from: 'src/contacts/search/sql.ts', listed: searchShapes() },
     { path: 'src/events/statements.sql', from: 'src/events/sql.ts', listed: [...exported(events), ...feedShapes()] },
     { path: 'src/webhooks/statements.sql', from: 'src/webhooks/sql.ts', listed: exported(webhooks) },

@@ -10,7 +10,7 @@ import type { Role, TenantStatus } from '../src/generated/prisma/enums.ts'
 import { contractViolations } from './contract.ts'
 import { createTestDatabase, type TestDatabase } from './database.ts'
 
-interface TestContext {
+export interface TestContext {
   teardown(fn: () => unknown): void
   fail(message: string): unknown
 }
@@ -108,4 +108,14 @@ export function request(
   options: InjectOptions & { method: InjectOptions['method']; url: string },
 ): Promise<LightMyRequestResponse> {
   return app.inject({ ...options, headers: { authorization: `Bearer ${key}`, ...options.headers } })
+}
+
+/** Defines, in the tenant, the fields of its own that the document's examples give values of (`livello`, `compleanno`). */
+export async function defineExampleFields(app: FastifyInstance, tenantId: string): Promise<void> {
+  await app.db.query(
+    '',
+    `INSERT INTO custom_fields (tenant_id, name, type, options) VALUES
+       ($1, 'livello', 'enum', '{bronzo,argento,oro}'), ($1, 'compleanno', 'date', NULL)`,
+    [tenantId],
+  )
 }

@@ -12,7 +12,7 @@ export const PRINTED_KEY = /svc_[0-9a-f]{48}/
 /** `Bearer <token>`, the scheme word in any case; the token is checked against KEY_PATTERN separately. */
 export const BEARER = /^bearer +(\S+) *$/i
 
-export const SCOPES = ['contacts:read', 'contacts:write', 'webhooks:manage', 'contacts:erase'] as const
+export const SCOPES = ['contacts:read', 'contacts:write', 'webhooks:manage', 'contacts:erase', 'fields:manage'] as const
 export type Scope = (typeof SCOPES)[number]
 export const ROLES = ['admin', 'editor', 'viewer'] as const satisfies readonly Role[]
 

@@ -1,4 +1,4 @@
-// The operators' command line (`rubrica`): migrations, tenants, API keys, tags, archiving, webhooks and fake
+// The operators' command line (`rubrica`): migrations, tenants, API keys, tags, the tenants' own fields, archiving, webhooks and fake
 // data. It opens the database from the same configuration as the server. With --json every command prints exactly
 // one JSON object on stdout; errors go to stderr with exit code 1. runCli returns the exit code instead of
 // exiting, so tests run it in-process. Each group of commands is a module of its own; this one wires them.
@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander'
 import { isDatabaseUnavailable } from '../db/unavailable.js'
 import { addContactCommands } from './contacts.js'
 import { addDbCommands } from './db.js'
+import { addFieldCommands } from './fields.js'
 import { addKeyCommands } from './keys.js'
 import { addSeedCommand } from './seed.js'
 import { type CliIo, messageOf } from './shared.js'
@@ -59,6 +60,7 @@ function buildProgram(io: CliIo): Command {
   addTenantCommands(program, io)
   addKeyCommands(program, io)
   addTagCommands(program, io)
+  addFieldCommands(program, io)
   addContactCommands(program, io)
   addWebhookCommands(program, io)
   addSeedCommand(program, io)

@@ -29,6 +29,13 @@ export interface FieldSpec {
   initial?: string
   /** A batch item adds to the list it gives (tags): what the contact had stays. Otherwise it replaces the value. */
   batch?: 'add'
+  /**
+   * An object whose members a PATCH or a batch item merges into the stored one, a member given null removing it
+   * (the tenant's own fields); a POST's members are stored as given, nulls left out.
+   */
+  merges?: true
+  /** How a SELECT reads the column (`column`, aliased) when not as stored; RETURNING lists read it as written. */
+  select?: (column: string) => string
   /** The field's example value: in the document's examples and in its schemas' `examples`. */
   example: unknown
   /** A search can filter by it, compared as this kind says; absent: it cannot. */
@@ -58,12 +65,16 @@ type CreateSchema<S> = S extends { schema: infer T extends TSchema; required: tr
 export interface StoredField {
   field: string
   column: string
-  /** `::<enum>` for enumerations, `::text[]` for lists (of names), '' otherwise. */
+  /** `::<enum>` for enumerations, `::text[]` for lists (of names), `::jsonb` for objects, '' otherwise. */
   cast: string
   /** Answers carry it as `YYYY-MM-DDTHH:MM:SS.mmmZ`, formatted by PostgreSQL. */
   timestamp: boolean
   /** A list: a batch item gives it as a JSON array. */
   list: boolean
+  /** An object (JSON), merged by PATCH and the batch: FieldSpec.merges. */
+  merges: boolean
+  /** How a SELECT reads it: FieldSpec.select. */
+  select?: (column: string) => string
 }
 
 /** How a Contact is stored: what the statements of src/contacts/sql.ts are built from. */
@@ -91,13 +102,16 @@ function withExample(schema: TSchema, example: unknown): TSchema {
 
 function storedField(field: string, spec: FieldSpec): StoredField {
   const ref = (spec.answer as { $ref?: string }).$ref
-  const list = (spec.answer as { type?: string }).type === 'array'
+  const type = (spec.answer as { type?: string }).type
+  const list = type === 'array'
   return {
     field,
     column: snakeCase(field),
-    cast: ref ? `::${snakeCase(ref).replace(/^_/, '')}` : list ? '::text[]' : '',
+    cast: ref ? `::${snakeCase(ref).replace(/^_/, '')}` : list ? '::text[]' : type === 'object' ? '::jsonb' : '',
     timestamp: (spec.answer as { format?: string }).format === 'date-time',
     list,
+    merges: spec.merges === true,
+    ...(spec.select && { select: spec.select }),
   }
 }
 

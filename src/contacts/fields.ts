@@ -6,6 +6,7 @@ import { EmailStatus, Stage } from '../generated/prisma/enums.js'
 import { EMAIL, Nullable, PHONE, PRINTABLE, Timestamp, VISIBLE_TEXT } from '../schemas/common.js'
 import { LIMITS } from '../schemas/limits.js'
 import { StringEnum } from '../schemas/string-enum.js'
+import { FieldValuesAnswer, FieldValuesInput, FieldValuesPatch } from './custom-fields/model.js'
 import type { FieldSpec } from './describe.js'
 
 export const EMAIL_STATUSES = Object.values(EmailStatus)
@@ -129,4 +130,16 @@ export const CONTACT_FIELDS = {
   acquiredAt: { answer: Timestamp(), example: '2026-03-01T09:30:00.000Z', search: 'instant' },
   createdAt: { answer: Timestamp(), example: '2026-03-01T09:30:00.000Z', search: 'instant' },
   updatedAt: { answer: Timestamp(), example: '2026-03-02T16:05:12.345Z', search: 'instant' },
+  fields: {
+    answer: FieldValuesAnswer(),
+    create: { schema: FieldValuesInput(), absent: '{}' },
+    update: { schema: FieldValuesPatch() },
+    merges: true,
+    // Not the values of fields the tenant ($1, as in every statement that reads contacts) deleted, which a contact
+    // may hold until they are reclaimed; `{}` in an event recorded before the column was (the feed reads events as
+    // contacts). A subquery on the tenant, not on the row: Citus runs it beside the contacts on the tenant's node.
+    select: (column) => `(COALESCE(${column}, '{}') - ARRAY(SELECT f.name FROM custom_fields f
+      WHERE f.tenant_id = $1 AND f.removed_at IS NOT NULL))`,
+    example: { livello: 'oro', compleanno: '1990-05-17' },
+  },
 } satisfies Record<string, FieldSpec>

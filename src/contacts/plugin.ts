@@ -1,10 +1,11 @@
 // The contacts feature: its schemas and tag in the document, the conflict's `existing` member of the error
 // envelope, the erased addresses' check, the repositories and the routes under /api/v1/contacts (the batch
-// import's under /api/v1/contacts/batch).
+// import's under /api/v1/contacts/batch), and the tenant's own fields (custom-fields/, under /api/v1/fields).
 import fp from 'fastify-plugin'
 import { batchSchemas } from './batch/model.js'
 import { batchRepository } from './batch/repository.js'
 import batchRoutes from './batch/routes.js'
+import customFields from './custom-fields/plugin.js'
 import { erasedEmailsPlugin } from './erased-emails.js'
 import { contactSchemas, ExistingContactSchema } from './model.js'
 import { contactsRepository } from './repository.js'
@@ -18,6 +19,7 @@ export default fp(
     for (const schema of [...contactSchemas, ...batchSchemas, ...searchSchemas]) fastify.addSchema(schema)
     fastify.openapiSections.addTag({ name: 'contacts', description: 'Contatti dell’organizzazione della chiave' })
     fastify.errorDetails.conflict(ExistingContactSchema)
+    await fastify.register(customFields)
     await fastify.register(erasedEmailsPlugin)
     await fastify.register(searchRepository)
     await fastify.register(contactsRepository)

@@ -9,6 +9,7 @@ import type { Database, Query } from '../db/database.js'
 import { retryRolledBack } from '../db/deadlock.js'
 import { REPLANNED } from '../db/statement-name.js'
 import { FEED_ANCHOR_SQL } from '../db/tenant-anchor.js'
+import { type ApiError, errors } from '../errors/catalogue.js'
 import type { EmailStatus } from '../generated/prisma/enums.js'
 import type { ErasedEmails } from './erased-emails.js'
 import type { Contact, ContactCreate, ContactList, ContactUpdate } from './model.js'
@@ -26,6 +27,8 @@ export type Expected = readonly number[] | '*'
 export type CreateResult =
   | { kind: 'created'; contact: Versioned }
   | { kind: 'unknown_tags'; names: string[] }
+  /** Values the contacts trigger refused (fields the tenant does not define, too many bytes): the error. */
+  | { kind: 'refused_fields'; error: ApiError }
   | { kind: 'conflict'; existing: { id: string; status: EmailStatus } }
   /** The email is an address the tenant erased (erased_emails). */
   | { kind: 'erased' }
@@ -36,6 +39,7 @@ export type UpdateResult =
   | { kind: 'updated'; contact: Versioned }
   | { kind: 'not_found' }
   | { kind: 'precondition_failed' }
+  | { kind: 'refused_fields'; error: ApiError }
 
 /**
  * How many times a create is tried when the instant its createdAt took was taken by another insert of the tenant
@@ -96,6 +100,8 @@ export class ContactRepository {
       } catch (error) {
         const names = unknownTagsOf(error)
         if (names) return { kind: 'unknown_tags', names }
+        const refused = fieldsRefusalOf(error)
+        if (refused) return { kind: 'refused_fields', error: refused }
         throw error
       }
       if (row) return { kind: 'created', contact: row }
@@ -134,7 +140,14 @@ export class ContactRepository {
     }
     const statement = updateStatement(tenantId, id, patch, expected === '*' ? undefined : [...expected])
     // Run again if refused because a later transaction changed the contact first (src/db/deadlock.ts).
-    const [row] = await retryRolledBack(() => this.db.query<Versioned>(statement.name, statement.sql, statement.params))
+    let row: Versioned | undefined
+    try {
+      ;[row] = await retryRolledBack(() => this.db.query<Versioned>(statement.name, statement.sql, statement.params))
+    } catch (error) {
+      const refused = fieldsRefusalOf(error)
+      if (refused) return { kind: 'refused_fields', error: refused }
+      throw error
+    }
     if (row) return { kind: 'updated', contact: row }
     // Nothing written: the contact is not there, moved on from the version expected, or already as asked.
     const current = await this.get(tenantId, id)
@@ -143,15 +156,33 @@ export class ContactRepository {
   }
 }
 
-/** SQLSTATE of the contacts trigger's refusal of tags the tenant does not have (their names, as JSON, in the detail). */
+/**
+ * SQLSTATEs of the contacts trigger's refusals, with the names refused as JSON in the detail: tags the tenant does
+ * not have, values of fields it does not define.
+ */
 const UNKNOWN_TAGS = 'RB001'
+const UNKNOWN_FIELDS = 'RB002'
+const FIELDS_TOO_LARGE = 'RB003'
 
-/** The unknown tag names a statement was refused for, or null when it failed for another reason. */
-export function unknownTagsOf(error: unknown): string[] | null {
+function refusedNames(error: unknown, sqlState: string): string[] | null {
   const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown }
-  if (code !== UNKNOWN_TAGS || typeof detail !== 'string') return null
+  if (code !== sqlState || typeof detail !== 'string') return null
   const names: unknown = JSON.parse(detail)
   return Array.isArray(names) ? names.filter((name): name is string => typeof name === 'string') : null
+}
+
+/** The unknown tag names a statement was refused for, or null when it failed for another reason. */
+export const unknownTagsOf = (error: unknown) => refusedNames(error, UNKNOWN_TAGS)
+
+/**
+ * The API's error for values the contacts trigger refused: of fields the tenant does not define (their names), or
+ * more bytes than a contact may hold (RB003, the size in the detail); null when it failed for another reason.
+ */
+export function fieldsRefusalOf(error: unknown): ApiError | null {
+  const names = refusedNames(error, UNKNOWN_FIELDS)
+  if (names) return errors.unknownFields(names)
+  const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown }
+  return code === FIELDS_TOO_LARGE ? errors.fieldsTooLarge(Number(detail)) : null
 }
 
 function matches(version: number, expected: Expected): boolean {

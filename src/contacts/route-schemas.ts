@@ -103,6 +103,7 @@ export const createContact = {
       ...COMMON_CODES,
       ...BODY_CODES,
       'unknown_tag',
+      'unknown_field',
       'invalid_header',
       'conflict',
       'contact_erased',
@@ -130,6 +131,6 @@ export const updateContact = {
   body: Type.Ref(ContactUpdateSchema),
   response: {
     200: success('Il contatto aggiornato', Type.Ref(ContactSchema), etag),
-    ...errorResponses([...COMMON_CODES, ...BODY_CODES, 'not_found', 'precondition_failed']),
+    ...errorResponses([...COMMON_CODES, ...BODY_CODES, 'unknown_field', 'not_found', 'precondition_failed']),
   },
 }

@@ -23,6 +23,7 @@ const write = { scopes: ['contacts:write'], access: 'write' } as const
 async function create(request: FastifyRequest, reply: FastifyReply, input: ContactCreate, query?: Query) {
   const result = await request.server.contacts.create(tenantOf(request), input, query)
   if (result.kind === 'unknown_tags') throw errors.unknownTags(result.names)
+  if (result.kind === 'refused_fields') throw result.error
   if (result.kind === 'conflict') throw errors.conflict(result.existing)
   if (result.kind === 'erased') throw errors.contactErased()
   if (result.kind === 'unverifiable') throw errors.erasedCheckUnavailable()
@@ -30,6 +31,19 @@ async function create(request: FastifyRequest, reply: FastifyReply, input: Conta
   // The route's own serializer for a 201 (fast-json-stringify), as if the contact were sent.
   const body = String(reply.serializeInput(result.contact, '201', 'application/json'))
   return { status: 201, headers, body, contactIds: [result.contact.id] } satisfies StoredAnswer
+}
+
+/**
+ * Checks a write's `fields` against the tenant's own fields before the handler runs (preHandler: after the route's
+ * schema), with the validators compiled for the tenant (src/contacts/custom-fields/registry.ts).
+ */
+function checkFields(mode: 'create' | 'patch') {
+  return async (request: FastifyRequest) => {
+    const values = (request.body as { fields?: Record<string, unknown> } | undefined)?.fields
+    if (values === undefined || Object.keys(values).length === 0) return
+    const wrong = await request.server.customFieldRegistry.check(tenantOf(request), values, mode)
+    if (wrong) throw wrong
+  }
 }
 
 const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -45,17 +59,24 @@ const contacts: FastifyPluginAsyncTypebox = async (fastify) => {
     return found
   })
 
-  fastify.post('/', { config: write, schema: createContact }, async (request, reply) =>
-    answerOnce(request, reply, (query) => create(request, reply, request.body, query)),
+  fastify.post(
+    '/',
+    { config: write, schema: createContact, preHandler: checkFields('create') },
+    async (request, reply) => answerOnce(request, reply, (query) => create(request, reply, request.body, query)),
   )
 
-  fastify.patch('/:id', { config: write, schema: updateContact }, async (request, reply) => {
-    const expected = versionsOf(request.headers['if-match'])
-    const result = await fastify.contacts.update(tenantOf(request), request.params.id, request.body, expected)
-    if (result.kind === 'not_found') throw errors.notFound()
-    if (result.kind === 'precondition_failed') throw errors.preconditionFailed()
-    return reply.header('etag', etagOf(result.contact.version)).send(result.contact)
-  })
+  fastify.patch(
+    '/:id',
+    { config: write, schema: updateContact, preHandler: checkFields('patch') },
+    async (request, reply) => {
+      const expected = versionsOf(request.headers['if-match'])
+      const result = await fastify.contacts.update(tenantOf(request), request.params.id, request.body, expected)
+      if (result.kind === 'not_found') throw errors.notFound()
+      if (result.kind === 'precondition_failed') throw errors.preconditionFailed()
+      if (result.kind === 'refused_fields') throw result.error
+      return reply.header('etag', etagOf(result.contact.version)).send(result.contact)
+    },
+  )
 }
 
 export default contacts

@@ -30,19 +30,20 @@ export function cursorBound(cursor: string): string {
   return new Date(millis).toISOString().replace('Z', `${rest}Z`)
 }
 
-type SelectList = (alias: string, timestamp?: (expression: string) => string) => string
+type SelectList = (alias: string, returning?: boolean) => string
 
 /**
  * The select list of a Contact from `contacts` aliased `alias`: each column named as its field, in the answers'
- * order, timestamps already formatted (by `timestamp`: isoUtcReturned in a RETURNING list), so that a row is a
- * Contact as it is.
+ * order, timestamps already formatted, so that a row is a Contact as it is. A RETURNING list (`returning`) formats
+ * them through isoUtcReturned, and reads each column as the statement wrote it.
  */
 export function selectListOf(storage: ContactStorage): SelectList {
-  return (alias, timestamp = isoUtc) =>
+  return (alias, returning = false) =>
     storage.answer
       .map(({ field, stored }) => {
         const column = `${alias}.${stored.column}`
-        return stored.timestamp ? `${timestamp(column)} AS "${field}"` : `${column} AS "${field}"`
+        if (stored.timestamp) return `${(returning ? isoUtcReturned : isoUtc)(column)} AS "${field}"`
+        return stored.select && !returning ? `${stored.select(column)} AS "${field}"` : `${column} AS "${field}"`
       })
       .join(', ')
 }
@@ -95,7 +96,7 @@ function createStatement(storage: ContactStorage, selectList: SelectList) {
       WHERE x.tenant_id = $1 AND (${hash}::bpchar IS NULL OR x.email_hash = ${hash}::bpchar))
     AND NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = $1 AND e.email_key = lower(${email}::text))
   ON CONFLICT DO NOTHING
-  RETURNING ${selectList('c', isoUtcReturned)}, c.version`,
+  RETURNING ${selectList('c', true)}, c.version`,
     createParams(tenantId: string, input: ContactCreate, contactId: string, emailHash: string | null): unknown[] {
       return [
         tenantId,
@@ -125,7 +126,9 @@ function updateStatementOf(storage: ContactStorage, readColumns: string) {
       params.push(patch[field as keyof ContactUpdate])
       const stored = storage.update[field] as ContactStorage['update'][string]
       columns.push(stored.column)
-      values.push(`$${params.length}${stored.cast}`)
+      const value = `$${params.length}${stored.cast}`
+      // An object's members merge into the stored one; a member given null goes.
+      values.push(stored.merges ? `jsonb_strip_nulls(c.${stored.column} || ${value})` : value)
     }
     const sets = columns.map((column, i) => `${column} = ${values[i]}`)
     // A PATCH that would change nothing writes nothing: no new version, no updatedAt, no event.
@@ -150,7 +153,7 @@ export function contactStatements(storage: ContactStorage) {
   const selectList = selectListOf(storage)
   // The version rides along: it is the contact's ETag (the serializer leaves it out of the answer).
   const readColumns = `${selectList('c')}, c.version`
-  const returnedColumns = `${selectList('c', isoUtcReturned)}, c.version`
+  const returnedColumns = `${selectList('c', true)}, c.version`
   return {
     GET_SQL: `SELECT ${readColumns} FROM contacts c WHERE c.tenant_id = $1 AND c.id = $2`,
     BY_EMAIL_KEY_SQL:

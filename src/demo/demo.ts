@@ -1,4 +1,4 @@
-// First start on an empty database: a demo tenant with a few tags, a handful of contacts and one read/write
+// First start on an empty database: a demo tenant with a few tags, two fields of its own, a handful of contacts and one read/write
 // key, so that the API can be tried at once. The key is returned to be printed once; it is stored hashed.
 
 import { createApiKey } from '../admin/api-keys.js'
@@ -18,6 +18,12 @@ const DEMO_LOCK_ID = 72707370
 const DEMO_TAGS = ['newsletter', 'vip', 'evento-2026'] as const
 type DemoTag = (typeof DEMO_TAGS)[number]
 
+/** The demo tenant's own fields (docs/api-fields.md), which some demo contacts hold. */
+const DEMO_FIELDS: { name: string; type: string; label: string; options?: string[] }[] = [
+  { name: 'livello', type: 'enum', label: 'Livello cliente', options: ['bronzo', 'argento', 'oro'] },
+  { name: 'compleanno', type: 'date', label: 'Compleanno' },
+]
+
 interface DemoContact {
   firstName: string
   lastName: string
@@ -28,6 +34,8 @@ interface DemoContact {
   source: 'manual' | 'import'
   consentType: string
   tags: DemoTag[]
+  /** Values of DEMO_FIELDS. */
+  values?: { livello?: 'bronzo' | 'argento' | 'oro'; compleanno?: string }
   /** How long ago the contact was entered, and acquired (imports were collected before they were entered). */
   createdDaysAgo: number
   acquiredDaysAgo: number
@@ -45,6 +53,7 @@ const DEMO_CONTACTS: DemoContact[] = [
     source: 'manual',
     consentType: 'contract',
     tags: ['newsletter', 'vip'],
+    values: { livello: 'oro', compleanno: '1988-04-12' },
     createdDaysAgo: 140,
     acquiredDaysAgo: 140,
   },
@@ -84,6 +93,7 @@ const DEMO_CONTACTS: DemoContact[] = [
     source: 'manual',
     consentType: 'contract',
     tags: ['vip'],
+    values: { livello: 'argento' },
     createdDaysAgo: 60,
     acquiredDaysAgo: 60,
   },
@@ -145,12 +155,16 @@ export async function createDemoIfEmpty(prisma: PrismaClient): Promise<{ tenantI
 async function createDemo(tx: PrismaExecutor): Promise<{ tenantId: string; key: string }> {
   const tenant = await createTenant(tx, DEMO_TENANT_NAME)
   await createTags(tx, tenant.id, [...DEMO_TAGS])
+  await tx.customField.createMany({
+    data: DEMO_FIELDS.map((field) => ({ ...field, tenantId: tenant.id })),
+  })
   const now = Date.now()
   const ago = (days: number) => new Date(now - Math.round(days * DAY_MS))
-  for (const { tags, createdDaysAgo, acquiredDaysAgo, archivedDaysAgo, ...fields } of DEMO_CONTACTS) {
+  for (const { tags, values, createdDaysAgo, acquiredDaysAgo, archivedDaysAgo, ...person } of DEMO_CONTACTS) {
     await tx.contact.create({
       data: {
-        ...fields,
+        ...person,
+        fields: values ?? {},
         tenantId: tenant.id,
         createdAt: ago(createdDaysAgo),
         updatedAt: ago(archivedDaysAgo ?? createdDaysAgo),

@@ -40,6 +40,12 @@ export const CATALOGUE = {
     specified: true,
     example: (): ApiError => errors.unknownTags(['clienti-vip']),
   },
+  unknown_field: {
+    status: 400,
+    when: 'values of fields the tenant does not define (`GET /api/v1/fields`), every one named; nothing is written',
+    specified: false,
+    example: (): ApiError => errors.unknownFields(['livello']),
+  },
   duplicate_in_batch: {
     status: 400,
     when: "a batch import's item whose email (without regard to case) an earlier item of the batch has; told in that item's result",
@@ -124,9 +130,21 @@ export const CATALOGUE = {
     specified: false,
     example: (): ApiError => errors.contactErased(),
   },
+  field_exists: {
+    status: 409,
+    when: 'a field definition whose name the tenant already has, or deleted a moment ago and is still removing its values from its contacts',
+    specified: false,
+    example: (): ApiError => errors.fieldExists('livello'),
+  },
+  field_in_use: {
+    status: 409,
+    when: 'a change of a field definition that values already stored would not satisfy (its type, options taken away, a shorter maxLength); says how many contacts hold them',
+    specified: false,
+    example: (): ApiError => errors.fieldInUse('livello', 12),
+  },
   limit_reached: {
     status: 409,
-    when: 'a webhook more than the 20 a tenant may have',
+    when: 'a webhook more than the 20 a tenant may have, a field definition more than the 100',
     specified: false,
     example: (): ApiError => errors.tooManyWebhooks(20),
   },
@@ -232,6 +250,9 @@ export class ApiError extends Error {
     return { error: { code: this.code, message: this.message, ...this.extra } }
   }
 }
+
+/** What a contact's own fields may hold at most, in bytes (CUSTOM_FIELD_LIMITS.valuesBytes; a test compares them). */
+export const FIELD_VALUES_BYTES = 8192
 
 /** invalid_key and invalid_or_revoked must not tell a revoked key from a closed organisation: same words. */
 const KEY_REFUSED = 'Chiave API non valida, revocata o non più utilizzabile.'
@@ -398,6 +419,33 @@ export const errors = {
     ),
   internal: () => new ApiError('internal', 'Errore interno del server. Riprova più tardi.'),
   invalidWebhookUrl: (reason: string) => new ApiError('invalid_body', `Il campo "url" non è valido: ${reason}.`),
+  unknownFields: (names: readonly string[], at = 'fields') =>
+    new ApiError(
+      'unknown_field',
+      `Il campo "${at}" nomina ${plural(names.length, 'un campo inesistente', 'campi inesistenti')}: ${names
+        .map((n) => `"${n}"`)
+        .join(', ')}. I campi dell’organizzazione sono in GET /api/v1/fields.`,
+    ),
+  fieldsTooLarge: (bytes: number) =>
+    new ApiError(
+      'invalid_body',
+      `Il campo "fields" non è valido: i valori dei campi propri del contatto occuperebbero ${bytes} byte, al massimo ${FIELD_VALUES_BYTES}.`,
+    ),
+  fieldExists: (name: string, removing = false) =>
+    new ApiError(
+      'field_exists',
+      removing
+        ? `Il campo "${name}" è stato appena eliminato e i suoi valori sono ancora in rimozione: riprova tra poco.`
+        : `L'organizzazione ha già un campo "${name}".`,
+    ),
+  fieldInUse: (name: string, contacts: number) =>
+    new ApiError(
+      'field_in_use',
+      `La modifica di "${name}" non ammetterebbe i valori che ${plural(contacts, 'un contatto ha', `${contacts} contatti hanno`)}: aggiornali o toglili prima.`,
+    ),
+  fieldNotFound: (name: string) => new ApiError('not_found', `Il campo "${name}" non esiste.`),
+  tooManyFields: (max: number) =>
+    new ApiError('limit_reached', `L'organizzazione ha già ${max} campi propri, il massimo: eliminane uno prima.`),
   tooManyWebhooks: (max: number) =>
     new ApiError('limit_reached', `L'organizzazione ha già ${max} webhook, il massimo: eliminane uno prima.`),
   webhooksUnavailable: () =>

@@ -87,6 +87,12 @@ t.test('every operation of the document requires the scopes its route declares, 
     'get /api/v1/webhooks/{id}': ['webhooks:manage'],
     'delete /api/v1/webhooks/{id}': ['webhooks:manage'],
     'get /api/v1/webhooks/{id}/deliveries': contactEvents,
+    'post /api/v1/fields': ['fields:manage'],
+    'get /api/v1/fields': ['contacts:read'],
+    'get /api/v1/fields/{name}': ['contacts:read'],
+    'patch /api/v1/fields/{name}': ['fields:manage'],
+    'delete /api/v1/fields/{name}': ['fields:manage'],
+    'get /api/v1/openapi.json': ['contacts:read'],
   }
   const found: Record<string, unknown> = {}
   for (const [path, operations] of Object.entries(document.paths)) {

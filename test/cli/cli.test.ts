@@ -9,6 +9,7 @@ import { CHANGES_CHANNEL } from '../../src/announcements/channel.ts'
 import { KEY_PATTERN, PRINTED_KEY, type Scope } from '../../src/auth/api-key.ts'
 import { type CliIo, runCli } from '../../src/cli/main.ts'
 import { DatabaseLockedError } from '../../src/db/data-dir.ts'
+import { REPLANNED } from '../../src/db/statement-name.ts'
 import { createDemoIfEmpty } from '../../src/demo/demo.ts'
 import type { Role, TenantStatus } from '../../src/generated/prisma/enums.ts'
 import { createTestDatabase } from '../database.ts'
@@ -364,6 +365,70 @@ t.test('tag create and list', async (t) => {
   t.equal(await prisma.tag.count({ where: { tenantId: tenant.id } }), 3)
   const text = await cli(['tag', 'list', '--tenant', tenant.id])
   t.match(text.stdout, /^ID +CREATED +NAME\n/)
+})
+
+t.test('field create, list and delete, with the API’s rules; a deletion reclaims the values', async (t) => {
+  const tenant = await prisma.tenant.create({ data: { name: 'Campi', eventFeed: { create: {} } } })
+  const created = await cliJson<{ name: string; options: string[] }>(t, [
+    'field',
+    'create',
+    '--tenant',
+    tenant.id,
+    '--name',
+    'livello',
+    '--type',
+    'enum',
+    '--options',
+    'bronzo, oro',
+    '--label',
+    'Livello',
+  ])
+  t.same(created.options, ['bronzo', 'oro'])
+  await cliJson(t, ['field', 'create', '--tenant', tenant.id, '--name', 'note', '--type', 'text', '--max-length', '20'])
+  const { fields } = await cliJson<{ fields: { name: string; maxLength?: number }[] }>(t, [
+    'field',
+    'list',
+    '--tenant',
+    tenant.id,
+  ])
+  t.same(
+    fields.map((f) => [f.name, f.maxLength]),
+    [
+      ['livello', undefined],
+      ['note', 20],
+    ],
+  )
+  t.match(
+    (await cli(['field', 'list', '--tenant', tenant.id])).stdout,
+    /^NAME +TYPE +RULE +LABEL\nlivello +enum +bronzo,oro +Livello\n/,
+  )
+  for (const [argv, message] of [
+    [['--name', 'livello', '--type', 'text'], /già un campo "livello"/],
+    [['--name', 'email', '--type', 'text'], /già un campo del contatto/],
+    [['--name', 'x', '--type', 'enum'], /vuole "options"/],
+    [['--name', 'x', '--type', 'colore'], /"type"/],
+    [['--name', 'x', '--type', 'text', '--max-length', 'tanti'], /"maxLength"/],
+  ] as const) {
+    const run = await cli(['field', 'create', '--tenant', tenant.id, ...argv])
+    t.equal(run.code, 1, argv.join(' '))
+    t.match(run.stderr, message, argv.join(' '))
+  }
+  await database.query(
+    REPLANNED,
+    `INSERT INTO contacts (id, tenant_id, email, fields) VALUES (gen_random_uuid(), $1, 'a@example.it', '{"livello": "oro"}')`,
+    [tenant.id],
+  )
+  const deleted = await cliJson<{ reclaimed: number }>(t, ['field', 'delete', '--tenant', tenant.id, 'livello'])
+  t.equal(deleted.reclaimed, 1)
+  const [row] = await database.query<{ fields: object; version: number }>(
+    REPLANNED,
+    'SELECT fields, version FROM contacts WHERE tenant_id = $1',
+    [tenant.id],
+  )
+  t.same(row, { fields: {}, version: 1 })
+  const missing = await cli(['field', 'delete', '--tenant', tenant.id, 'livello'])
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /has no field "livello"/)
 })
 
 t.test('contact archive and unarchive, within one tenant', async (t) => {

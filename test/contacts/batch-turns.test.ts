@@ -97,7 +97,7 @@ if (process.env.TEST_DATABASE_URL) {
     async (t) => {
       const { app } = await build(t)
       const { tenantId } = await createTenantWithKey(app)
-      const repository = new BatchRepository(app.db, app.erasedEmails)
+      const repository = new BatchRepository(app.db, app.erasedEmails, app.customFieldRegistry)
       // The tenant's first batch makes its event_feeds row, which a second would wait for until the first commits.
       t.equal((await repository.upsert(tenantId, [{ email: 'prima@example.it' }])).created, 1)
       const inserts = [0, 0]

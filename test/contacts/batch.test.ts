@@ -514,7 +514,10 @@ t.test('batches and PATCHes on the same contacts never deadlock', async (t) => {
   const { key, tenantId } = await createTenantWithKey(app)
   const shared = (await imported(app, key, [{ email: 'condiviso@example.it' }])).results[0]?.contact?.id
   // Two repositories, as two instances would have: each instance runs one batch of a tenant at a time.
-  const instances = [new BatchRepository(app.db, app.erasedEmails), new BatchRepository(app.db, app.erasedEmails)]
+  const instances = [
+    new BatchRepository(app.db, app.erasedEmails, app.customFieldRegistry),
+    new BatchRepository(app.db, app.erasedEmails, app.customFieldRegistry),
+  ]
   const failures: string[] = []
   for (let round = 0; round < 15; round++) {
     const fresh = Array.from({ length: 20 }, (_, i) => ({ email: `r${round}-${i}@example.it` }))

@@ -5,6 +5,7 @@
 // as PostgreSQL rightly finds. The figures at scale are docs/performance.md's.
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
+import type { FieldType } from '../../src/contacts/custom-fields/model.ts'
 import type { Filter } from '../../src/contacts/search/model.ts'
 import {
   countStatement,
@@ -20,17 +21,30 @@ import { planNodes, planUnder } from '../plans.ts'
 
 const CONTACTS = 20000
 
-/** The tenant's contacts, written by SQL three days ago: every 3rd tagged `comune`, those of `rare` tagged `raro`. */
+/**
+ * The tenant's contacts, written by SQL three days ago: every 3rd tagged `comune`, those of `rare` tagged `raro`;
+ * of the tenant's own fields, every contact a `livello` and `interessi` of common values, those of `rare` values
+ * of their own and `segnato`.
+ */
 async function insert(app: FastifyInstance, tenantId: string, rare: (i: number) => boolean) {
   await app.db.query(
     '',
-    `INSERT INTO contacts (id, tenant_id, created_at, updated_at, email, first_name, last_name, phone, stage, tags)
+    `INSERT INTO custom_fields (tenant_id, name, type, options) VALUES ($1, 'livello', 'enum', '{bronzo,oro,platino,diamante}'),
+       ($1, 'segnato', 'boolean', NULL), ($1, 'interessi', 'multiEnum', '{vino,vela}')`,
+    [tenantId],
+  )
+  await app.db.query(
+    '',
+    `INSERT INTO contacts (id, tenant_id, created_at, updated_at, email, first_name, last_name, phone, stage, tags, fields)
      SELECT gen_random_uuid(), $1, now() - interval '3 days' + i * interval '1 ms', now() - interval '3 days',
        'persona.' || i || '@example.it',
        CASE WHEN i % 10000 = 7 THEN 'Nicolò' ELSE 'Nome' || (i % 50) END, 'Cognome' || (i % 40),
        '+39 02 ' || (1000000 + i), (ARRAY['lead','prospect','customer'])[1 + i % 3]::stage,
        ARRAY_REMOVE(ARRAY[CASE WHEN i % 3 = 0 THEN 'comune' END, CASE WHEN i % 7 = 0 THEN 'altro' END,
-         CASE WHEN i = ANY($2::int[]) THEN 'raro' END, CASE WHEN i % 11 = 0 THEN 'terzo' END], NULL)
+         CASE WHEN i = ANY($2::int[]) THEN 'raro' END, CASE WHEN i % 11 = 0 THEN 'terzo' END], NULL),
+       CASE WHEN i = ANY($2::int[]) THEN jsonb_build_object('livello', CASE WHEN i % 3 = 0 THEN 'platino' ELSE 'diamante' END,
+           'segnato', true, 'interessi', '["vela"]'::jsonb)
+         ELSE jsonb_build_object('livello', (ARRAY['bronzo', 'oro'])[1 + i % 2], 'interessi', '["vino"]'::jsonb) END
      FROM generate_series(1, ${CONTACTS}) i`,
     [tenantId, Array.from({ length: CONTACTS }, (_, i) => i + 1).filter(rare)],
   )
@@ -85,7 +99,43 @@ t.test('selective searches read their matches through an index, beside another t
     includeArchived: false,
     sort: '-createdAt',
   })
+  const own = (name: string, type: FieldType, op: string, value?: unknown): Filter => ({
+    field: `fields.${name}`,
+    op,
+    ...(value !== undefined && { value }),
+    definition: { name, type, label: null, createdAt: hourAgo, updatedAt: hourAgo },
+  })
   const cases: { what: string; spec: SearchSpec; index: string; matches: number }[] = [
+    {
+      what: 'a rare value of a field of the tenant’s own',
+      spec: group(own('livello', 'enum', 'eq', 'platino')),
+      index: 'contacts_fields_idx',
+      matches: 2,
+    },
+    {
+      what: 'rare values of a field of the tenant’s own (in)',
+      spec: group(own('livello', 'enum', 'in', ['platino', 'diamante'])),
+      index: 'contacts_fields_idx',
+      matches: 5,
+    },
+    {
+      what: 'a field of the tenant’s own that few contacts have',
+      spec: group(own('segnato', 'boolean', 'exists')),
+      index: 'contacts_fields_idx',
+      matches: 5,
+    },
+    {
+      what: 'a rare option of a multiEnum (hasAny)',
+      spec: group(own('interessi', 'multiEnum', 'hasAny', ['vela'])),
+      index: 'contacts_fields_idx',
+      matches: 5,
+    },
+    {
+      what: 'a rare option of a multiEnum and a stage (hasAll)',
+      spec: group(own('interessi', 'multiEnum', 'hasAll', ['vela']), { field: 'stage', op: 'eq', value: 'customer' }),
+      index: 'contacts_fields_idx',
+      matches: 2,
+    },
     {
       what: 'a rare tag',
       spec: group({ field: 'tags', op: 'hasAll', value: ['raro'] }),

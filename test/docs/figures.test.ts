@@ -7,11 +7,16 @@ import { join } from 'node:path'
 import t from 'tap'
 import { ConfigSchema } from '../../src/config/config.ts'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
+import { CUSTOM_FIELD_LIMITS } from '../../src/contacts/custom-fields/model.ts'
+import { CACHE_MS } from '../../src/contacts/custom-fields/registry.ts'
+import { CUSTOM_OPERATORS } from '../../src/contacts/custom-fields/search.ts'
+import { RECLAIMED_PER_STATEMENT } from '../../src/contacts/custom-fields/sql.ts'
 import { SEARCH_PER_TENANT, WAIT_MS } from '../../src/contacts/search/admission.ts'
 import { CONTACT_SEARCH_FIELDS, operatorsOf, SEARCH_LIMITS } from '../../src/contacts/search/model.ts'
 import { WORDS_SCANNED } from '../../src/contacts/search/sql.ts'
 import { BACKGROUND_CONNECTIONS } from '../../src/db/database.ts'
 import { ROLLED_BACK_ATTEMPTS } from '../../src/db/deadlock.ts'
+import { FIELD_VALUES_BYTES } from '../../src/errors/catalogue.ts'
 import { FEED_WINDOW } from '../../src/events/model.ts'
 import { CAUGHT_UP_MS, CONCURRENCY, PER_ROUND, WAVES_PER_LEASE } from '../../src/webhooks/deliverer.ts'
 import { LOOK_WINDOW } from '../../src/webhooks/sql.ts'
@@ -163,4 +168,37 @@ t.test('the words a page of one word reads at most are WORDS_SCANNED', async (t)
   const figure = WORDS_SCANNED.toLocaleString('en-US')
   t.ok(page.includes(`at most \`WORDS_SCANNED\` (${figure}) of them`), `decision 0008 says ${figure}`)
   t.ok(page.includes(`and at most ${figure} words more`), `decision 0008 says ${figure} again`)
+})
+
+t.test('the figures of the tenant’s own fields are the code’s', async (t) => {
+  const page = read('docs/api-fields.md').replace(/\s+/g, ' ')
+  const says = (text: string) => t.ok(page.includes(text), `docs/api-fields.md says: ${text}`)
+  const thousands = (n: number) => n.toLocaleString('en-US')
+  says(`\`maxLength\` 1 to ${thousands(CUSTOM_FIELD_LIMITS.text)} (default ${thousands(CUSTOM_FIELD_LIMITS.text)})`)
+  says(`\`options\`: 1 to ${CUSTOM_FIELD_LIMITS.options} names, each 1 to ${CUSTOM_FIELD_LIMITS.option} characters`)
+  says(`at most ${CUSTOM_FIELD_LIMITS.name} characters`)
+  says(`At most ${CUSTOM_FIELD_LIMITS.perTenant} fields per organisation`)
+  says(`up to ${CUSTOM_FIELD_LIMITS.label} characters`)
+  says(`${RECLAIMED_PER_STATEMENT} contacts a statement`)
+  says(`within ${CACHE_MS / 1000} seconds (\`CACHE_MS\`)`)
+  says(`at most ${thousands(CUSTOM_FIELD_LIMITS.valuesBytes)} bytes`)
+  t.equal(FIELD_VALUES_BYTES, CUSTOM_FIELD_LIMITS.valuesBytes, 'the error message’s limit is the model’s')
+  // The trigger's own limit (the migration custom_fields, as prisma/functions.sql holds it now).
+  t.match(read('prisma/functions.sql'), `octet_length(NEW.fields::TEXT) > ${CUSTOM_FIELD_LIMITS.valuesBytes}`)
+  // The table of operators: each type's row names exactly its operators.
+  const section = read('docs/api-fields.md').split('## Searching by them')[1] ?? ''
+  const rows = section.split('\n').filter((line) => line.startsWith('| `'))
+  for (const [type, ops] of Object.entries(CUSTOM_OPERATORS)) {
+    const [types = '', listed = ''] =
+      rows
+        .find((row) => row.split('|')[1]?.includes(`\`${type}\``))
+        ?.split('|')
+        .slice(1) ?? []
+    t.ok(types.includes(`\`${type}\``), `${type} has a row`)
+    t.same(
+      [...listed.matchAll(/`(\w+)`/g)].map((m) => m[1]),
+      ops,
+      `${type}: its operators`,
+    )
+  }
 })

@@ -75,13 +75,19 @@ const RULES: readonly Rule[] = [
 /** What only a route's own logic produces, by route: each with the code that produces it. */
 const FEATURE_CODES: Record<string, readonly ErrorCode[]> = {
   // The tags named must exist (contacts/routes.ts), the email must be new (conflict) and not erased.
-  [`POST ${API_PREFIX}/contacts`]: ['unknown_tag', 'conflict', 'contact_erased'],
+  // Values of the tenant's own fields must be of fields it defines (contacts/custom-fields/registry.ts).
+  [`POST ${API_PREFIX}/contacts`]: ['unknown_tag', 'unknown_field', 'conflict', 'contact_erased'],
+  [`PATCH ${API_PREFIX}/contacts/:id`]: ['unknown_field'],
+  // A name taken, or a 101st field (custom-fields/repository.ts); a change stored values would break.
+  [`POST ${API_PREFIX}/fields`]: ['field_exists', 'limit_reached'],
+  [`PATCH ${API_PREFIX}/fields/:name`]: ['field_in_use'],
   // A tenant holds at most 20 webhooks (webhooks/repository.ts).
   [`POST ${API_PREFIX}/webhooks`]: ['limit_reached'],
   // A position older than the retention (events/repository.ts).
   [`GET ${API_PREFIX}/events`]: ['cursor_expired'],
   // The instance holds as many batches as BATCH_CONCURRENCY lets it (contacts/batch/routes.ts).
-  [`POST ${API_PREFIX}/contacts/batch`]: ['server_busy'],
+  // A value the contacts trigger refused whole (a field deleted while the batch ran).
+  [`POST ${API_PREFIX}/contacts/batch`]: ['server_busy', 'unknown_field'],
   // Each instance runs as many searches at once as its pool lets it, two of one tenant (contacts/search/admission.ts).
   [`GET ${API_PREFIX}/contacts`]: ['server_busy'],
   [`POST ${API_PREFIX}/contacts/search`]: ['server_busy'],

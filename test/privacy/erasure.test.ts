@@ -1,5 +1,5 @@
 // Erasure of a contact (DELETE /api/v1/contacts/:id, issue #31): after it, no table holds the contact's email,
-// names or phone (every row of every table read as text; on PostgreSQL, a pg_dump of the database, of every node on
+// names, phone or the values of its tenant's own fields (every row of every table read as text; on PostgreSQL, a pg_dump of the database, of every node on
 // Citus); the feed walks as before, with the erased contact's events in place and a contact.erased at the end; a
 // webhook receives contact.erased signed like every event, and events delivered after the erasure carry nothing
 // of the contact; the address cannot come back through POST or a batch; another tenant's contact with the same
@@ -28,6 +28,9 @@ import {
   until,
 } from './support.ts'
 
+/** A value of the tenant's own field `nota` for `who`, as distinctive as its name. */
+const NOTE = (who: { firstName: string }) => `Azalea-Riservata-${who.firstName}`
+
 t.test('after an erasure, no table and no dump holds the contact; the feed and the webhook go on', async (t) => {
   const hook = await receiver(t)
   const { app, db } = await build(t, DELIVERING)
@@ -37,13 +40,20 @@ t.test('after an erasure, no table and no dump holds the contact; the feed and t
   const { secret } = created.json() as { secret: string }
   const who = person('1')
   const other = person('2')
+  await app.db.query('', `INSERT INTO custom_fields (tenant_id, name, type) VALUES ($1, 'nota', 'text')`, [tenantId])
 
   // Created with an Idempotency-Key, patched, written by a batch import with one, archived by an operator.
   const made = await request(app, key, {
     method: 'POST',
     url: LIST,
     headers: { 'idempotency-key': `crea-${who.email}` },
-    payload: { email: who.email, firstName: who.firstName, phone: who.phone, tags: ['vip'] },
+    payload: {
+      email: who.email,
+      firstName: who.firstName,
+      phone: who.phone,
+      tags: ['vip'],
+      fields: { nota: NOTE(who) },
+    },
   })
   t.equal(made.statusCode, 201, made.body)
   const id = (made.json() as { id: string }).id
@@ -60,7 +70,7 @@ t.test('after an erasure, no table and no dump holds the contact; the feed and t
     payload: {
       contacts: [
         { email: who.email.toUpperCase(), stage: 'customer' },
-        { email: other.email, firstName: other.firstName, lastName: other.lastName },
+        { email: other.email, firstName: other.firstName, lastName: other.lastName, fields: { nota: NOTE(other) } },
       ],
     },
   })
@@ -79,19 +89,24 @@ t.test('after an erasure, no table and no dump holds the contact; the feed and t
     'the events delivered',
   )
   t.not((await tracesOf(app, needlesOf(who))).length, 0, 'the contact is in the database before (the search works)')
+  t.not((await tracesOf(app, [NOTE(who)])).length, 0, 'its field’s value too')
 
   const erased = await request(app, key, { method: 'DELETE', url: `${LIST}/${id}` })
   t.equal(erased.statusCode, 204, erased.body)
   t.equal(erased.body, '', 'no body')
 
-  t.same(await tracesOf(app, needlesOf(who)), [], 'no table holds the email, the names or the phone')
+  t.same(
+    await tracesOf(app, [...needlesOf(who), NOTE(who)]),
+    [],
+    'no table holds the email, the names, the phone or the field’s value',
+  )
   t.not((await tracesOf(app, needlesOf(other))).length, 0, 'the other contact of the batch is still there')
   if (db.url) {
     for (const dump of await dumps(db.url)) {
       t.ok(dump.includes('PostgreSQL database dump'), 'a dump')
       const lower = dump.toLowerCase()
       t.same(
-        needlesOf(who).filter((needle) => lower.includes(needle.toLowerCase())),
+        [...needlesOf(who), NOTE(who)].filter((needle) => lower.includes(needle.toLowerCase())),
         [],
         'the dump holds none of them',
       )

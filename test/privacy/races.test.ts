@@ -18,7 +18,10 @@ t.test('PATCHes and batches racing an erasure lose nothing else, leave no snapsh
   const { app } = await build(t, { RATE_LIMIT_MAX: '1000000' })
   const { tenantId, key } = await createTenantWithKey(app, { role: 'admin', scopes: ADMIN_SCOPES })
   // Two repositories, as two instances would have.
-  const instances = [new BatchRepository(app.db, app.erasedEmails), new BatchRepository(app.db, app.erasedEmails)]
+  const instances = [
+    new BatchRepository(app.db, app.erasedEmails, app.customFieldRegistry),
+    new BatchRepository(app.db, app.erasedEmails, app.customFieldRegistry),
+  ]
   const erased: { id: string; who: ReturnType<typeof person> }[] = []
   const problems: string[] = []
   /** How the racing writers' own writes fell: before the erasure (written) or after (refused, 404 or 409). */
@@ -102,7 +105,7 @@ t.test('a batch or a POST on an instance that has not heard of the erasure is re
     }
   }
   const unawareOfErasures = new Unaware(Buffer.from(TEST_WEBHOOKS_KEY, 'base64'))
-  const unaware = new BatchRepository(app.db, unawareOfErasures)
+  const unaware = new BatchRepository(app.db, unawareOfErasures, app.customFieldRegistry)
   const answer = await unaware.upsert(tenantId, [{ email: 'IGNARO@example.it' }, { email: 'altro@example.it' }])
   t.same(
     answer.results.map((result) => [result.status, result.error?.code]),

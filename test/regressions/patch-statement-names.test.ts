@@ -13,7 +13,7 @@ const { updateStatement } = statements
 
 import { type ContactUpdate, ContactUpdateSchema } from '../../src/contacts/model.ts'
 import { LIST } from '../fuzz/support.ts'
-import { build, createTenantWithKey, request } from '../helper.ts'
+import { build, createTenantWithKey, defineExampleFields, request } from '../helper.ts'
 
 /** A value for every field a PATCH may carry: the document's example of a PATCH body. */
 const PATCH = ContactUpdateSchema.examples[0] as Required<ContactUpdate>
@@ -63,7 +63,8 @@ t.test('every statement shape has a name of its own, within PostgreSQL’s 63 by
 t.test('the longest PATCH, then the same with If-Match, on one connection', async (t) => {
   // One connection: both statements are prepared on it (on PostgreSQL; PGlite names nothing).
   const { app } = await build(t, { DATABASE_POOL_SIZE: '1' })
-  const { key } = await createTenantWithKey(app)
+  const { key, tenantId } = await createTenantWithKey(app)
+  await defineExampleFields(app, tenantId)
   const created = await request(app, key, { method: 'POST', url: LIST, payload: { email: 'lunga@example.it' } })
   const url = `${LIST}/${created.json().id}`
   const first = await request(app, key, { method: 'PATCH', url, payload: PATCH })

@@ -12,6 +12,7 @@ import type { Database, Query } from '../../db/database.js'
 import { type ApiError, errors } from '../../errors/catalogue.js'
 import { describeValidationError } from '../../errors/validation-messages.js'
 import { validatorCompiler } from '../../plugins/app/validation.js'
+import type { CustomFieldRegistry, TenantFields } from '../custom-fields/registry.js'
 import type { ErasedEmails } from '../erased-emails.js'
 import { type BatchItem, BatchItemSchema, type Contact, contactSchemas } from '../model.js'
 import { BatchAdmission } from './admission.js'
@@ -80,6 +81,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
  */
 export async function checkItems(
   items: readonly unknown[],
+  /** The tenant's own fields, when an item gives values of them. */
+  fields?: TenantFields,
 ): Promise<{ results: (BatchResult | undefined)[]; writes: Write[] }> {
   const results: (BatchResult | undefined)[] = new Array(items.length)
   const writes: Write[] = []
@@ -92,6 +95,11 @@ export async function checkItems(
       continue
     }
     const valid = item as BatchItem
+    const wrongFields = valid.fields && fields?.check(valid.fields, 'patch', `/contacts/${index}/fields`)
+    if (wrongFields) {
+      results[index] = failure(wrongFields)
+      continue
+    }
     const key = valid.email.toLowerCase()
     const earlier = claimed.get(key)
     if (earlier !== undefined) {
@@ -122,6 +130,7 @@ export class BatchRepository {
   constructor(
     private readonly db: Database,
     erased: ErasedEmails,
+    private readonly fields: CustomFieldRegistry,
   ) {
     this.shared = { kind: db.kind, erased, instantsTaken: new Map() }
   }
@@ -132,7 +141,7 @@ export class BatchRepository {
    * the database only where they name the same contacts, in the order of their emails.
    */
   async upsert(tenantId: string, items: readonly unknown[], query?: Query): Promise<BatchResponse> {
-    const { results, writes } = await checkItems(items)
+    const { results, writes } = await checkItems(items, await this.fieldsFor(tenantId, items))
     let counts = { created: 0, updated: 0, unchanged: 0 }
     if (writes.length > 0) {
       let batch: BatchTransaction | undefined
@@ -149,6 +158,21 @@ export class BatchRepository {
     }
     const failed = results.filter((result) => result !== undefined && result.status >= 400).length
     return { results: results as BatchResult[], ...counts, failed }
+  }
+
+  /** The tenant's own fields when an item gives values of them, read again once if one names a field not known. */
+  private async fieldsFor(tenantId: string, items: readonly unknown[]): Promise<TenantFields | undefined> {
+    const given = items.flatMap((item) => {
+      const values = (item as { fields?: unknown } | null)?.fields
+      return typeof values === 'object' && values !== null && Object.keys(values).length > 0
+        ? [values as Record<string, unknown>]
+        : []
+    })
+    if (given.length === 0) return undefined
+    const fields = await this.fields.of(tenantId)
+    if (!given.some((values) => fields.unknownNames(values).length > 0)) return fields
+    this.fields.forget(tenantId)
+    return this.fields.of(tenantId)
   }
 }
 
@@ -356,7 +380,7 @@ const MINIMUM_SHARE = 16
 /** The repository and the admission on the app, for the route (and tests that look inside them). */
 export const batchRepository = fp(
   async function batchRepository(fastify) {
-    fastify.decorate('batches', new BatchRepository(fastify.db, fastify.erasedEmails))
+    fastify.decorate('batches', new BatchRepository(fastify.db, fastify.erasedEmails, fastify.customFieldRegistry))
     fastify.decorate(
       'batchAdmission',
       new BatchAdmission({
@@ -368,5 +392,5 @@ export const batchRepository = fp(
       }),
     )
   },
-  { name: 'batch-repository', dependencies: ['database', 'erased-emails'] },
+  { name: 'batch-repository', dependencies: ['database', 'erased-emails', 'custom-fields'] },
 )

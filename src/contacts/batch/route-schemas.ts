@@ -36,6 +36,7 @@ export const importContacts = {
     ...errorResponses([
       ...COMMON_CODES,
       ...BODY_CODES,
+      'unknown_field',
       'invalid_header',
       'idempotency_key_in_use',
       'idempotency_key_reused',

@@ -8,6 +8,7 @@ import type { Query } from '../../db/database.js'
 import { retryRolledBack } from '../../db/deadlock.js'
 import { errors } from '../../errors/catalogue.js'
 import { answerOnce } from '../../idempotency/plugin.js'
+import { fieldsRefusalOf } from '../repository.js'
 import type { Ticket } from './admission.js'
 import { BATCH_ANSWER_BYTES, BATCH_BODY_LIMIT, BatchShapeSchema } from './model.js'
 import { importContacts } from './route-schemas.js'
@@ -71,9 +72,15 @@ const batch: FastifyPluginAsyncTypebox = async (fastify) => {
           ),
         emailKeysOf(request.body.contacts),
       )
-      return tickets.get(request)?.during(run) ?? run
+      const checked = run.catch(asFieldsRefusal)
+      return tickets.get(request)?.during(checked) ?? checked
     },
   )
+}
+
+/** A value the contacts trigger refused though the items passed their checks (a field deleted meanwhile). */
+function asFieldsRefusal(error: unknown): never {
+  throw fieldsRefusalOf(error) ?? error
 }
 
 /** The email keys (lower-cased) of the items that give an email, valid or not: the contacts a batch may write. */

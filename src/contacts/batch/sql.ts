@@ -3,7 +3,6 @@
 // serves every batch whatever fields its items carry: `item ? 'field'` tells a field given from one left out.
 // Every statement is one plain statement on one tenant's rows (no data-modifying CTE), so that a distributed
 // PostgreSQL (Citus) runs each on the tenant's node alone, as one task.
-import { isoUtcReturned } from '../../db/iso-time.js'
 import { REPLANNED, statementName } from '../../db/statement-name.js'
 import { FEED_ANCHOR_SQL } from '../../db/tenant-anchor.js'
 import { type ContactStorage, contact } from '../model.js'
@@ -33,8 +32,12 @@ const replanned = (sql: string) => ({ name: REPLANNED, sql })
 type BatchField = ContactStorage['batch'][number]
 
 /** The value an item gives a field, typed (a list as given: the contacts' BEFORE trigger orders it, without repeats). */
-const given = ({ field, stored }: BatchField) =>
-  stored.list ? `ARRAY(SELECT jsonb_array_elements_text(i.item->'${field}'))` : `(i.item->>'${field}')${stored.cast}`
+const given = ({ field, stored }: BatchField) => {
+  if (stored.list) return `ARRAY(SELECT jsonb_array_elements_text(i.item->'${field}'))`
+  // An object as given, with its null members, which remove the contact's (a new contact stores none).
+  if (stored.merges) return `(i.item->'${field}')`
+  return `(i.item->>'${field}')${stored.cast}`
+}
 
 /**
  * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
@@ -93,10 +96,13 @@ function updateStatement(storage: ContactStorage) {
   const givenFlag = (spec: BatchField) => `has_${spec.stored.column}`
   const givenValue = (spec: BatchField) => `given_${spec.stored.column}`
   /** The value the UPDATE writes: the item's, added to the contact's list, or the contact's own. */
-  const value = (spec: BatchField) =>
-    spec.adds
-      ? `c.${spec.stored.column} || x.${givenValue(spec)}`
-      : `CASE WHEN x.${givenFlag(spec)} THEN x.${givenValue(spec)} ELSE c.${spec.stored.column} END`
+  const value = (spec: BatchField) => {
+    if (spec.adds) return `c.${spec.stored.column} || x.${givenValue(spec)}`
+    const column = `c.${spec.stored.column}`
+    // An object's members merge into the contact's, a member given null removing it.
+    const item = spec.stored.merges ? `jsonb_strip_nulls(${column} || x.${givenValue(spec)})` : `x.${givenValue(spec)}`
+    return `CASE WHEN x.${givenFlag(spec)} THEN ${item} ELSE ${column} END`
+  }
   /** Whether the UPDATE changes the field: a list only when the item adds a name the contact does not have. */
   const kept = updatable.filter((spec) => !spec.adds)
   const added = updatable.filter((spec) => spec.adds)
@@ -113,7 +119,7 @@ function updateStatement(storage: ContactStorage) {
       IS DISTINCT FROM (${kept.map(value).join(', ')}, 0)${added
         .map((spec) => `\n      OR NOT (x.${givenValue(spec)} <@ c.${spec.stored.column})`)
         .join('')})
-  RETURNING x.n, ${selectListOf(storage)('c', isoUtcReturned)}, c.version`,
+  RETURNING x.n, ${selectListOf(storage)('c', true)}, c.version`,
   )
 }
 
@@ -143,9 +149,10 @@ function insertStatement(storage: ContactStorage) {
     ].join(', ')})
   SELECT (i.item->>'id')::uuid, a.tenant_id, ${CREATED_AT},
     ${[
-      ...storage.batch.map((spec) =>
-        spec.absent === null ? given(spec) : `COALESCE(${given(spec)}, '${spec.absent}'${spec.stored.cast})`,
-      ),
+      ...storage.batch.map((spec) => {
+        const value = spec.stored.merges ? `jsonb_strip_nulls(${given(spec)})` : given(spec)
+        return spec.absent === null ? value : `COALESCE(${value}, '${spec.absent}'${spec.stored.cast})`
+      }),
       ...serverSet.map(({ value }) => value),
     ].join(', ')}
   FROM event_feeds a CROSS JOIN ${ITEMS}
@@ -155,7 +162,7 @@ function insertStatement(storage: ContactStorage) {
       AND (i.item->>'emailHash' IS NULL OR x.email_hash = (i.item->>'emailHash')::bpchar) OFFSET 0)
   ORDER BY ${KEY}
   ON CONFLICT DO NOTHING
-  RETURNING c.email_key AS key, ${selectListOf(storage)('c', isoUtcReturned)}, c.version`,
+  RETURNING c.email_key AS key, ${selectListOf(storage)('c', true)}, c.version`,
   )
 }
 

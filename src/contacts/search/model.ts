@@ -5,6 +5,8 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { Nullable, PRINTABLE, Timestamp, WORDED_TEXT } from '../../schemas/common.js'
 import { LIMITS } from '../../schemas/limits.js'
 import { StringEnum } from '../../schemas/string-enum.js'
+import { FIELD_NAME, type FieldDefinition } from '../custom-fields/model.js'
+import { ALL_CUSTOM_OPERATORS, CUSTOM_FIELD_PREFIX } from '../custom-fields/search.js'
 import type { FieldSpec, SearchKind } from '../describe.js'
 import { CONTACT_FIELDS, ContactSchema, EMAIL_RULE, EmailInput, EmailStatusRef, StageRef } from '../model.js'
 
@@ -133,9 +135,33 @@ function filtersOf(field: SearchField): TSchema[] {
   ]
 }
 
-/** A filter of any of `fields`, as one schema (a union of every field's filters). */
+/** A field of the tenant's own, in a filter: `fields.<name>`. */
+export const CUSTOM_FIELD_FILTER = `^${CUSTOM_FIELD_PREFIX.replace('.', '\\.')}${FIELD_NAME.slice(1)}`
+
+const CustomValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()])
+
+/**
+ * A filter of a field of the tenant's own: its operators and values depend on the field's type, which the tenant's
+ * document (GET /api/v1/openapi.json with its key) states field by field; the server checks them against the
+ * tenant's definitions.
+ */
+const CustomFieldFilterSchema = Type.Object(
+  {
+    field: Type.String({
+      pattern: CUSTOM_FIELD_FILTER,
+      description: '`fields.` e il nome di un campo proprio dell’organizzazione (GET /api/v1/fields)',
+    }),
+    op: StringEnum(ALL_CUSTOM_OPERATORS, { description: 'Un operatore del tipo del campo (docs/api-fields.md)' }),
+    value: Type.Optional(
+      Type.Union([CustomValue, Type.Array(CustomValue, { minItems: 1, maxItems: SEARCH_LIMITS.values })]),
+    ),
+  },
+  { additionalProperties: false },
+)
+
+/** A filter of any of `fields`, or of a field of the tenant's own, as one schema (a union of every field's filters). */
 export function filterSchemaOf(fields: readonly SearchField[], options: Record<string, unknown> = {}) {
-  return Type.Union(fields.flatMap(filtersOf), {
+  return Type.Union([...fields.flatMap(filtersOf), CustomFieldFilterSchema], {
     description:
       'Un filtro: un campo del contatto (field), un operatore (op) tra quelli del suo tipo e, salvo exists e ' +
       'notExists, un valore (value) del tipo del campo; in, notIn, hasAll, hasAny e hasNone vogliono una lista ' +
@@ -149,11 +175,15 @@ export const SearchFilterSchema = filterSchemaOf(CONTACT_SEARCH_FIELDS, {
   examples: [{ field: 'tags', op: 'hasAll', value: ['vip'] }],
 })
 
-/** A filter as the search code handles it: a field, an operator and its value, checked by SearchFilterSchema. */
+/**
+ * A filter as the search code handles it: a field, an operator and its value, checked by SearchFilterSchema; on a
+ * field of the tenant's own, its definition too (the repository finds it).
+ */
 export interface Filter {
   field: string
   op: string
   value?: unknown
+  definition?: FieldDefinition
 }
 
 export const FilterGroupSchema = Type.Object(

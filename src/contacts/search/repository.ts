@@ -4,11 +4,14 @@
 import fp from 'fastify-plugin'
 import type { Database } from '../../db/database.js'
 import { REPLANNED } from '../../db/statement-name.js'
-import { errors } from '../../errors/catalogue.js'
+import { type ApiError, errors } from '../../errors/catalogue.js'
+import type { CompileValidator, Validator } from '../../plugins/app/validation.js'
+import type { CustomFieldRegistry } from '../custom-fields/registry.js'
+import { CUSTOM_FIELD_PREFIX, CUSTOM_OPERATORS, customValueSchema } from '../custom-fields/search.js'
 import type { Contact } from '../model.js'
 import { SearchAdmission, WAIT_MS } from './admission.js'
 import { type Cursor, decodeCursor, encodeCursor, walkSnapshot } from './cursor.js'
-import type { Filter, SearchPage, SearchRequest, Sort } from './model.js'
+import { type Filter, SEARCH_LIMITS, type SearchPage, type SearchRequest, type Sort } from './model.js'
 import {
   changedStatement,
   countStatement,
@@ -46,7 +49,67 @@ export class SearchRepository {
     private readonly countTimeoutMs: number,
     /** Whose turn it is to run a search planned with its values (those that may read many contacts). */
     private readonly admission: SearchAdmission,
+    /** The tenants' own fields, which filters may name (`fields.<name>`). */
+    private readonly fields: CustomFieldRegistry,
+    private readonly compile: CompileValidator,
   ) {}
+
+  /** Validators of the values of filters on the tenant's own fields, by field, type and operator. */
+  private readonly customValues = new Map<string, Validator>()
+
+  /**
+   * The groups with each filter on a field of the tenant's own given its definition, or the error that names the
+   * first such filter at fault: a field the tenant does not define, an operator its type lacks, a value of another
+   * type.
+   */
+  private async withDefinitions(tenantId: string, groups: SearchSpec['groups']): Promise<SearchSpec['groups']> {
+    if (!groups.some((group) => group.some((filter) => filter.field.startsWith(CUSTOM_FIELD_PREFIX)))) return groups
+    const fields = await this.fields.of(tenantId)
+    const wrong = (g: number, f: number, what: string): ApiError =>
+      errors.invalidInput('invalid_body', `Il filtro "filterGroups[${g}].filters[${f}]" non è valido: ${what}.`)
+    return groups.map((group, g) =>
+      group.map((filter, f) => {
+        if (!filter.field.startsWith(CUSTOM_FIELD_PREFIX)) return filter
+        const name = filter.field.slice(CUSTOM_FIELD_PREFIX.length)
+        const definition = fields.byName.get(name)
+        if (!definition) {
+          const known = fields.definitions.map((d) => d.name).join(', ') || 'nessuno'
+          throw wrong(g, f, `il campo proprio "${name}" non esiste; i campi propri sono: ${known}`)
+        }
+        const ops = CUSTOM_OPERATORS[definition.type]
+        if (!ops.includes(filter.op)) {
+          throw wrong(
+            g,
+            f,
+            `l’operatore "${filter.op}" non si applica a "${filter.field}"; i suoi operatori sono: ${ops.join(', ')}`,
+          )
+        }
+        const schema = customValueSchema(definition, filter.op, SEARCH_LIMITS.values)
+        if (schema === undefined) {
+          if ('value' in filter) throw wrong(g, f, `con "${filter.op}" non va indicato "value"`)
+          return { ...filter, definition }
+        }
+        if (!('value' in filter))
+          throw wrong(g, f, `manca "value", il valore con cui "${filter.op}" confronta "${filter.field}"`)
+        const key = JSON.stringify([definition, filter.op])
+        let validate = this.customValues.get(key)
+        if (!validate) {
+          validate = this.compile({ schema, httpPart: 'body' })
+          if (this.customValues.size > 10_000) this.customValues.clear()
+          this.customValues.set(key, validate)
+        }
+        if (!validate(filter.value)) {
+          const error = validate.errors?.[0]
+          throw wrong(
+            g,
+            f,
+            `"value" non è valido per un campo ${definition.type}${error?.message ? ` (${error.message})` : ''}`,
+          )
+        }
+        return { ...filter, definition }
+      }),
+    )
+  }
 
   /** A page's statement, in its turn when it may read many contacts (its plan depends on its values). */
   run(tenantId: string, statement: Statement): Promise<PageRow[]> {
@@ -70,7 +133,10 @@ export class SearchRepository {
   /** A page of the search and the cursor of the next (null on the last), as the search's answer has them. */
   async search(tenantId: string, request: SearchRequest): Promise<SearchPage> {
     const spec: SearchSpec = {
-      groups: (request.filterGroups ?? []).map((group) => group.filters as Filter[]),
+      groups: await this.withDefinitions(
+        tenantId,
+        (request.filterGroups ?? []).map((group) => group.filters as Filter[]),
+      ),
       ...(request.query !== undefined && { query: request.query }),
       includeArchived: request.includeArchived ?? false,
       sort: request.sort ?? '-createdAt',
@@ -184,7 +250,16 @@ export const searchRepository = fp(
   async function searchRepository(fastify) {
     const { SEARCH_COUNT_TIMEOUT_MS, DATABASE_POOL_SIZE } = fastify.config
     const admission = new SearchAdmission(Math.max(1, DATABASE_POOL_SIZE - 1))
-    fastify.decorate('contactSearch', new SearchRepository(fastify.db, SEARCH_COUNT_TIMEOUT_MS, admission))
+    fastify.decorate(
+      'contactSearch',
+      new SearchRepository(
+        fastify.db,
+        SEARCH_COUNT_TIMEOUT_MS,
+        admission,
+        fastify.customFieldRegistry,
+        fastify.compileValidator,
+      ),
+    )
   },
-  { name: 'search-repository', dependencies: ['database'] },
+  { name: 'search-repository', dependencies: ['database', 'custom-fields'] },
 )

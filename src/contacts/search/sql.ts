@@ -8,6 +8,7 @@
 // whose best plan depends on their values are planned with them each time (REPLANNED); the others are prepared.
 import { isoUtcMicros } from '../../db/iso-time.js'
 import { REPLANNED, statementName } from '../../db/statement-name.js'
+import { customCondition } from '../custom-fields/search.js'
 import { contact } from '../model.js'
 import { selectListOf } from '../sql.js'
 import { CONTACT_SEARCH_FIELDS, type Filter, type SearchField, type Sort } from './model.js'
@@ -209,6 +210,10 @@ function searchWhere(spec: SearchSpec, params: Params): { where: string; replann
   let replanned = false
   const group = (filters: readonly Filter[]) => {
     const conditions = filters.map((filter) => {
+      if (filter.definition) {
+        replanned = true
+        return customCondition(filter.definition, filter.op, filter.value, (value, type) => params.add(value, type))
+      }
       const field = FIELDS.get(filter.field)
       if (!field) throw new Error(`no searchable field ${filter.field}`)
       if (valueDependent(field, filter)) replanned = true

@@ -6,6 +6,7 @@
 import type { ErrorObject } from 'ajv'
 import { fieldName, problem, SENTENCE } from '../../errors/validation-messages.js'
 import type { CompileValidator, Validator } from '../../plugins/app/validation.js'
+import { ALL_CUSTOM_OPERATORS, CUSTOM_FIELD_PREFIX } from '../custom-fields/search.js'
 import { operatorsOf, SEARCH_LIMITS, type SearchField, valueSchemaOf } from './model.js'
 
 const FILTER_PATH = /^\/filterGroups\/(\d+)\/filters\/(\d+)/
@@ -43,6 +44,12 @@ function filterProblems(compile: CompileValidator, fields: readonly SearchField[
     const extra = Object.keys(given).find((key) => !FILTER_KEYS.includes(key))
     if (extra !== undefined) return `la proprietà "${extra}" non è ammessa (un filtro ha "field", "op" e "value")`
     if (typeof given.field !== 'string') return `manca "field", il campo da confrontare (uno tra: ${names})`
+    if (given.field.startsWith(CUSTOM_FIELD_PREFIX)) {
+      return (
+        `"${given.field}" non è il nome di un campo proprio, o "op" non è tra: ${list(ALL_CUSTOM_OPERATORS)}, o ` +
+        '"value" non è un testo, un numero, un booleano o una lista di questi'
+      )
+    }
     const field = byName.get(given.field)
     if (!field) return `il campo "${given.field}" non esiste; si può cercare per: ${names}`
     const ops = operatorsOf(field.kind)
