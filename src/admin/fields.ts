@@ -46,12 +46,14 @@ export async function listFields(database: Database, tenantId: string): Promise<
   return repository(database).list(await assertTenantExists(database.prisma, tenantId))
 }
 
-/** Deletes the definition and drops its values from the tenant's contacts; answers how many held one. */
+/** Deletes the definition and drops its values from the tenant's contacts and events; answers how many contacts held one. */
 export async function deleteField(database: Database, tenantId: string, name: string): Promise<{ reclaimed: number }> {
   const tenant = await assertTenantExists(database.prisma, tenantId)
   const fields = repository(database)
   if (!(await fields.remove(tenant, name, { reclaim: false }))) {
     throw new AdminError(`Tenant ${tenant} has no field "${name}".`)
   }
-  return { reclaimed: await fields.reclaimValues(tenant, name) }
+  const reclaimed = await fields.reclaimValues(tenant, name)
+  await fields.reclaimEvents(tenant, name)
+  return { reclaimed }
 }

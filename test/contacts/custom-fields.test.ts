@@ -52,6 +52,7 @@ t.test('definitions: created, listed, read, refused when wrong, with their scope
     [{ name: 'quanti', type: 'number', options: ['a'] }, 400, 'invalid_body', /solo per enum/],
     [{ name: 'colore', type: 'colour' }, 400, 'invalid_body', /"type"/],
     [{ name: 'testo', type: 'text', maxLength: 1001 }, 400, 'invalid_body', /"maxLength"/],
+    [{ name: 'constructor', type: 'text' }, 400, 'invalid_body', /nome riservato/],
   ]
   for (const [body, status, code, message] of refusals) {
     const answer = await call('POST', '/fields', body)
@@ -92,7 +93,7 @@ t.test('definitions: created, listed, read, refused when wrong, with their scope
 })
 
 t.test('values: every type through POST, PATCH and the batch, checked against the tenant’s fields', async (t) => {
-  const { app, tenantId, call, define } = await setUp(t)
+  const { app, tenantId, key, call, define } = await setUp(t)
   await define({ name: 'note', type: 'text', maxLength: 5 })
   await define({ name: 'punti', type: 'number' })
   await define({ name: 'attivo', type: 'boolean' })
@@ -123,6 +124,9 @@ t.test('values: every type through POST, PATCH and the batch, checked against th
     [{ note: 'troppo lungo' }, 'invalid_body', /"fields\.note"/],
     [{ compleanno: '2026-02-30' }, 'invalid_body', /"fields\.compleanno"/],
     [{ compleanno: '17/05/1990' }, 'invalid_body', /"fields\.compleanno"/],
+    [{ compleanno: '0000-01-01' }, 'invalid_body', /"fields\.compleanno"/],
+    [{ punti: [1] }, 'invalid_body', /"fields\.punti" non è valido: deve essere un numero/],
+    [{ attivo: null }, 'invalid_body', /"fields\.attivo" non è valido: deve essere true o false/],
     [{ visto: '2026-03-01T09:30:00Z' }, 'invalid_body', /"fields\.visto"/],
     [{ livello: 'platino' }, 'invalid_body', /"fields\.livello" non è valido: deve essere uno tra: bronzo, oro/],
     [{ interessi: ['vino', 'vino'] }, 'invalid_body', /"fields\.interessi"/],
@@ -137,6 +141,15 @@ t.test('values: every type through POST, PATCH and the batch, checked against th
     t.match(answer.json().error.message, message, JSON.stringify(fields))
   }
   t.equal((await call('GET', '/contacts?email=carla@example.it')).json().data.length, 0, 'nothing written')
+  // A number JSON can write but a double cannot hold: refused, not stored as null.
+  const huge = await request(app, key, {
+    method: 'POST',
+    url: '/api/v1/contacts',
+    headers: { 'content-type': 'application/json' },
+    payload: '{"email":"enorme@example.it","fields":{"punti":1e309}}',
+  })
+  t.equal(huge.statusCode, 400, huge.body)
+  t.match(huge.json().error.message, /"fields\.punti"/)
 
   // PATCH merges by key; null removes; a PATCH that changes nothing writes nothing.
   const patched = await call('PATCH', `/contacts/${id}`, { fields: { punti: 13, note: null } })
@@ -214,6 +227,8 @@ t.test('a change of a definition that stored values would break is refused with 
   t.equal((await call('PATCH', '/fields/note', { maxLength: 6 })).statusCode, 200)
   t.equal((await call('POST', '/contacts', { email: 'e@example.it', fields: { note: 'abcdefg' } })).statusCode, 400)
   t.equal((await call('PATCH', '/fields/note', { type: 'number' })).json().error.code, 'field_in_use')
+  const unchanged = await call('PATCH', '/fields/vuoto', {})
+  t.equal(unchanged.json().updatedAt, (await call('GET', '/fields/vuoto')).json().updatedAt, 'PATCH {} changes nothing')
   const retyped = await call('PATCH', '/fields/vuoto', { type: 'number' })
   t.equal(retyped.statusCode, 200, 'no contact holds a value')
   t.equal((await call('POST', '/contacts', { email: 'f@example.it', fields: { vuoto: 3 } })).statusCode, 201)
@@ -263,6 +278,19 @@ t.test(
       [tenantId, id],
     )
     t.equal(events?.n, 1, 'no event for the reclaim')
+    // The feed's events no longer hold the value either: a field defined again under the name starts empty.
+    const eventsHolding = async () =>
+      (
+        await app.db.query<{ n: number }>(
+          REPLANNED,
+          `SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND contact -> 'fields' ? 'livello'`,
+          [tenantId],
+        )
+      )[0]?.n
+    for (let i = 0; i < 100 && (await eventsHolding()) !== 0; i++) await new Promise((r) => setTimeout(r, 50))
+    t.equal(await eventsHolding(), 0, 'the events’ copies reclaimed too')
+    const feed = await call('GET', '/events?limit=100')
+    t.notMatch(feed.body, 'UNICO-7f3a', 'no event of the feed holds the deleted value')
     // A PATCH of another field after the deletion changes the contact as usual.
     t.equal((await call('PATCH', `/contacts/${id}`, { fields: { punti: 2 } })).headers.etag, '"v2"')
   },
@@ -391,6 +419,11 @@ t.test('search by the tenant’s own fields: each type’s operators, against th
     [{ field: 'fields.livello', op: 'eq', value: 'platino' }, /"value" non è valido per un campo enum/],
     [{ field: 'fields.punti', op: 'eq', value: '3' }, /"value" non è valido per un campo number/],
     [{ field: 'fields.punti', op: 'exists', value: 1 }, /con "exists" non va indicato "value"/],
+    [
+      { field: 'fields.citta', op: 'prefix', value: '%' },
+      /"value" non è valido per un campo text: deve contenere almeno una lettera/,
+    ],
+    [{ field: 'fields.nato', op: 'lt', value: '2026-02-30' }, /"value" non è valido per un campo date: deve essere/],
     [{ field: 'fields.Maiuscolo', op: 'eq', value: 1 }, /"fields\.Maiuscolo" non è il nome di un campo proprio/],
   ]
   for (const [filter, message] of refused) {
@@ -413,10 +446,12 @@ t.test('the tenant’s own document types its fields; the public one stays gener
   const schemas = own.json().components.schemas
   t.same(schemas.Contact.properties.fields.properties, {
     livello: { type: 'string', enum: ['bronzo', 'oro'], title: 'Livello' },
-    punti: { type: 'number' },
+    punti: { type: 'number', minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE },
   })
   t.equal(schemas.Contact.properties.fields.additionalProperties, false)
-  t.same(schemas.ContactUpdate.properties.fields.properties.punti, { anyOf: [{ type: 'number' }, { type: 'null' }] })
+  t.same(schemas.ContactUpdate.properties.fields.properties.punti, {
+    anyOf: [{ type: 'number', minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE }, { type: 'null' }],
+  })
   const filters = schemas.SearchFilter.anyOf.filter((f: { properties: { field: { enum?: string[] } } }) =>
     f.properties.field.enum?.[0]?.startsWith('fields.'),
   )

@@ -30,7 +30,7 @@ export const CUSTOM_FIELD_LIMITS = {
 export const FIELD_NAME = `^[a-z][a-z0-9_]{0,${CUSTOM_FIELD_LIMITS.name - 1}}$`
 
 /** A date without a time, and an instant as the Contact's: the patterns the values' schemas hold. */
-const DATE = '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$'
+const DATE = '^(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$'
 const DATETIME = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$'
 
 /** A definition as the API answers it and the service keeps it. */
@@ -50,7 +50,8 @@ export function valueSchemaOf(definition: Pick<FieldDefinition, 'type' | 'option
     case 'text':
       return Type.String({ maxLength: definition.maxLength ?? CUSTOM_FIELD_LIMITS.text, pattern: PRINTABLE })
     case 'number':
-      return Type.Number()
+      // Finite: JSON's 1e309 parses as Infinity, which JSON cannot write back (it would be stored as null).
+      return Type.Number({ minimum: -Number.MAX_VALUE, maximum: Number.MAX_VALUE })
     case 'boolean':
       return Type.Boolean()
     case 'date':
@@ -99,16 +100,19 @@ export const FieldValuesAnswer = () =>
       'dell’organizzazione (GET /api/v1/openapi.json con la chiave) ne indica i tipi.',
   })
 
-/** `fields` in a POST: each a field the tenant defines, of its type. */
+/**
+ * `fields` in a POST: each a field the tenant defines, of its type. The value's type is the tenant's document's to
+ * state and its validator's to check (registry.ts), which names what the field wants; here, any value.
+ */
 export const FieldValuesInput = () =>
-  Type.Record(FieldNameKey(), AnyValue(), {
+  Type.Record(FieldNameKey(), Type.Unknown({ description: 'Un valore del tipo del campo' }), {
     maxProperties: CUSTOM_FIELD_LIMITS.perTenant,
     description: 'Valori dei campi propri dell’organizzazione, ciascuno del tipo del campo',
   })
 
 /** `fields` in a PATCH or a batch item: merged into the contact's, null removing a value. */
 export const FieldValuesPatch = () =>
-  Type.Record(FieldNameKey(), Type.Union([AnyValue(), Type.Null()]), {
+  Type.Record(FieldNameKey(), Type.Unknown({ description: 'Un valore del tipo del campo, o null' }), {
     maxProperties: CUSTOM_FIELD_LIMITS.perTenant,
     description:
       'Valori dei campi propri, uniti a quelli del contatto: i campi non nominati restano; null toglie un valore',

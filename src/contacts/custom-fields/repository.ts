@@ -16,11 +16,13 @@ import {
   COUNT_SQL,
   CREATE_SQL,
   DEFINITIONS_SQL,
+  EVENTS_PAGE_SQL,
   FORGET_SQL,
   HOLDING_LONGER_SQL,
   HOLDING_SQL,
   HOLDING_VALUES_SQL,
   LOCK_SQL,
+  RECLAIM_EVENTS_SQL,
   RECLAIM_SQL,
   REMOVE_SQL,
   UPDATE_SQL,
@@ -63,6 +65,10 @@ export class CustomFieldRepository {
         `Il campo "name" non è valido: "${input.name}" è già un campo del contatto.`,
       )
     }
+    // A name every object already has (`constructor`): validators and clients would read the inherited one.
+    if (input.name in Object.prototype) {
+      throw errors.invalidInput('invalid_body', `Il campo "name" non è valido: "${input.name}" è un nome riservato.`)
+    }
     const wrong = definitionProblem(input)
     if (wrong) throw errors.invalidInput('invalid_body', `Il campo "${input.name}" non è valido: ${wrong}.`)
     const created = await this.db.transaction(async (query) => {
@@ -102,6 +108,8 @@ export class CustomFieldRepository {
       const next = nextDefinition(current, patch)
       const wrong = definitionProblem(next)
       if (wrong) throw errors.invalidInput('invalid_body', `Il campo "${name}" non è valido: ${wrong}.`)
+      // Nothing changes: the definition as it is, its updatedAt too.
+      if (JSON.stringify(next) === JSON.stringify(current)) return current
       const holding = await this.holdingOutside(query, tenantId, current, next)
       if (holding > 0) throw errors.fieldInUse(name, holding)
       const [row] = await query<Row>('custom_fields_update', UPDATE_SQL, [
@@ -161,9 +169,38 @@ export class CustomFieldRepository {
     }
   }
 
+  /**
+   * Drops the deleted field's values from the contacts the tenant's events hold, walking its events in the order
+   * of their key, EVENTS_PER_STATEMENT a statement; answers how many events it rewrote.
+   */
+  async reclaimEvents(tenantId: string, name: string): Promise<number> {
+    let rewritten = 0
+    let after = { txn: '-1', n: '-1' }
+    while (!this.closed) {
+      const [last] = await this.db.query<{ txn: string; n: string }>('custom_fields_events_page', EVENTS_PAGE_SQL, [
+        tenantId,
+        after.txn,
+        after.n,
+      ])
+      if (!last) return rewritten
+      const rows = await this.db.query<unknown>('custom_fields_reclaim_events', RECLAIM_EVENTS_SQL, [
+        tenantId,
+        name,
+        after.txn,
+        after.n,
+        last.txn,
+        last.n,
+      ])
+      rewritten += rows.length
+      after = last
+    }
+    return rewritten
+  }
+
   private async reclaimAll(tenantId: string, name: string): Promise<void> {
     while (!this.closed) {
       await this.reclaimValues(tenantId, name)
+      await this.reclaimEvents(tenantId, name)
       const [held] = await this.db.query<{ n: number }>('custom_fields_holding', HOLDING_SQL, [tenantId, name])
       // Values on contacts that other writes held: their turn comes after a pause.
       if ((held?.n ?? 0) > 0) {

@@ -3,7 +3,7 @@
 // (eq, in, hasAll, hasAny, exists) are containment or key tests that the GIN index of (tenant_id, fields) serves;
 // ranges and prefixes are conditions on the contacts the rest of the search reads (docs/api-fields.md).
 import { type TSchema, Type } from '@sinclair/typebox'
-import { PRINTABLE } from '../../schemas/common.js'
+import { WORDED_TEXT } from '../../schemas/common.js'
 import { StringEnum } from '../../schemas/string-enum.js'
 import { type FieldDefinition, type FieldType, valueSchemaOf } from './model.js'
 
@@ -33,7 +33,7 @@ export function customValueSchema(definition: FieldDefinition, op: string, maxVa
     definition.type === 'multiEnum'
       ? StringEnum(definition.options ?? [])
       : op === 'prefix'
-        ? Type.String({ minLength: 1, maxLength: definition.maxLength ?? 1000, pattern: PRINTABLE })
+        ? Type.String({ minLength: 1, maxLength: definition.maxLength ?? 1000, pattern: WORDED_TEXT })
         : valueSchemaOf(definition)
   if (op === 'between') return Type.Array(one, { minItems: 2, maxItems: 2 })
   if (['in', 'notIn', 'hasAll', 'hasAny', 'hasNone'].includes(op)) {

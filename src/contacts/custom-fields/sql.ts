@@ -60,6 +60,23 @@ export const RECLAIM_SQL = `UPDATE contacts c SET fields = c.fields - $2::text
     ORDER BY x.id LIMIT ${RECLAIMED_PER_STATEMENT} FOR UPDATE SKIP LOCKED)
   RETURNING c.id`
 
+/** How many events a statement of the events' reclaim reads at most, in the order of their key. */
+export const EVENTS_PER_STATEMENT = 1000
+
+/** The key of the last of the tenant's next EVENTS_PER_STATEMENT events after ($2, $3) (txn, n); none at the end. */
+export const EVENTS_PAGE_SQL = `SELECT max(p.txn)::text AS txn, (array_agg(p.n ORDER BY p.txn DESC, p.n DESC))[1]::text AS n
+  FROM (SELECT e.txn, e.n FROM events e WHERE e.tenant_id = $1 AND (e.txn, e.n) > ($2::bigint, $3::bigint)
+    ORDER BY e.txn, e.n LIMIT ${EVENTS_PER_STATEMENT}) p HAVING count(*) > 0`
+
+/**
+ * Drops the deleted field $2's value from the contacts the tenant's events hold, among the events after ($3, $4)
+ * up to ($5, $6): a field defined again under the name must not find the old values in the feed.
+ */
+export const RECLAIM_EVENTS_SQL = `UPDATE events e SET contact = e.contact #- ARRAY['fields', $2::text]
+  WHERE e.tenant_id = $1 AND (e.txn, e.n) > ($3::bigint, $4::bigint) AND (e.txn, e.n) <= ($5::bigint, $6::bigint)
+    AND e.contact -> 'fields' ? $2
+  RETURNING e.n`
+
 /**
  * Forgets a deleted definition once no contact holds its value, a minute after the deletion at least (a write that
  * checked the definition just before it was deleted has committed by then), so that its name can be defined anew.

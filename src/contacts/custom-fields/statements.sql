@@ -15,6 +15,11 @@ SELECT name, type, label, options, max_length AS "maxLength", to_char(created_at
     to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt", removed_at IS NOT NULL AS removing
   FROM custom_fields WHERE tenant_id = $1 ORDER BY name;
 
+-- EVENTS_PAGE_SQL
+SELECT max(p.txn)::text AS txn, (array_agg(p.n ORDER BY p.txn DESC, p.n DESC))[1]::text AS n
+  FROM (SELECT e.txn, e.n FROM events e WHERE e.tenant_id = $1 AND (e.txn, e.n) > ($2::bigint, $3::bigint)
+    ORDER BY e.txn, e.n LIMIT 1000) p HAVING count(*) > 0;
+
 -- FORGET_SQL
 DELETE FROM custom_fields f
   WHERE f.tenant_id = $1 AND f.name = $2 AND f.removed_at < now() - interval '1 minute'
@@ -33,6 +38,12 @@ SELECT count(*)::int AS n FROM contacts WHERE tenant_id = $1 AND fields @> ANY($
 
 -- LOCK_SQL
 SELECT name FROM custom_fields WHERE tenant_id = $1 ORDER BY name FOR UPDATE;
+
+-- RECLAIM_EVENTS_SQL
+UPDATE events e SET contact = e.contact #- ARRAY['fields', $2::text]
+  WHERE e.tenant_id = $1 AND (e.txn, e.n) > ($3::bigint, $4::bigint) AND (e.txn, e.n) <= ($5::bigint, $6::bigint)
+    AND e.contact -> 'fields' ? $2
+  RETURNING e.n;
 
 -- RECLAIM_SQL
 UPDATE contacts c SET fields = c.fields - $2::text

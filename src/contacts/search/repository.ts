@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import type { Database } from '../../db/database.js'
 import { REPLANNED } from '../../db/statement-name.js'
 import { type ApiError, errors } from '../../errors/catalogue.js'
+import { problem } from '../../errors/validation-messages.js'
 import type { CompileValidator, Validator } from '../../plugins/app/validation.js'
 import type { CustomFieldRegistry } from '../custom-fields/registry.js'
 import { CUSTOM_FIELD_PREFIX, CUSTOM_OPERATORS, customValueSchema } from '../custom-fields/search.js'
@@ -100,11 +101,7 @@ export class SearchRepository {
         }
         if (!validate(filter.value)) {
           const error = validate.errors?.[0]
-          throw wrong(
-            g,
-            f,
-            `"value" non è valido per un campo ${definition.type}${error?.message ? ` (${error.message})` : ''}`,
-          )
+          throw wrong(g, f, `"value" non è valido per un campo ${definition.type}${error ? `: ${problem(error)}` : ''}`)
         }
         return { ...filter, definition }
       }),
