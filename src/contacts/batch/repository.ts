@@ -160,7 +160,7 @@ export class BatchRepository {
     return { results: results as BatchResult[], ...counts, failed }
   }
 
-  /** The tenant's own fields when an item gives values of them, read again once if one names a field not known. */
+  /** The tenant's own fields when an item gives values of them (the registry's, fresh for the names given). */
   private async fieldsFor(tenantId: string, items: readonly unknown[]): Promise<TenantFields | undefined> {
     const given = items.flatMap((item) => {
       const values = (item as { fields?: unknown } | null)?.fields
@@ -168,11 +168,7 @@ export class BatchRepository {
         ? [values as Record<string, unknown>]
         : []
     })
-    if (given.length === 0) return undefined
-    const fields = await this.fields.of(tenantId)
-    if (!given.some((values) => fields.unknownNames(values).length > 0)) return fields
-    this.fields.forget(tenantId)
-    return this.fields.of(tenantId)
+    return given.length === 0 ? undefined : this.fields.knowing(tenantId, given)
   }
 }
 

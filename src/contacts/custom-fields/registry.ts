@@ -89,13 +89,18 @@ export class CustomFieldRegistry {
 
   /** Checks `values` against the tenant's fields; names it does not know are looked up again once, fresh. */
   async check(tenantId: string, values: Values, mode: 'create' | 'patch', at?: string): Promise<ApiError | null> {
-    let fields = await this.of(tenantId)
-    if (fields.unknownNames(values).length > 0) {
-      // Defined a moment ago, perhaps through another instance whose announcement is still on its way.
-      this.forget(tenantId)
-      fields = await this.of(tenantId)
-    }
-    return fields.check(values, mode, at)
+    return (await this.knowing(tenantId, [values])).check(values, mode, at)
+  }
+
+  /**
+   * The tenant's fields, read again once when one of `given` names a field they do not know: defined a moment ago,
+   * perhaps through another instance whose announcement is still on its way.
+   */
+  async knowing(tenantId: string, given: readonly Values[]): Promise<TenantFields> {
+    const fields = await this.of(tenantId)
+    if (!given.some((values) => fields.unknownNames(values).length > 0)) return fields
+    this.forget(tenantId)
+    return this.of(tenantId)
   }
 
   forget(tenantId: string): void {
