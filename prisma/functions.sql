@@ -91,6 +91,9 @@ DECLARE
   link_names TEXT[];
   link_added BOOLEAN[];
   valued BOOLEAN;
+  named TEXT[];
+  known TEXT[];
+  changed TEXT[];
   unknown TEXT[];
   tenant UUID;
   txn BIGINT;
@@ -118,16 +121,36 @@ BEGIN
   END IF;
   -- Each value the statement wrote is of a field its contact's tenant defines (custom_fields) and has not
   -- deleted (an UPDATE dropped a deleted field's value in contacts_before_write): the names of the rows written,
-  -- each once, looked up per tenant in one statement.
+  -- each once, looked up per tenant in one statement. The definitions named are held (FOR KEY SHARE) until the
+  -- transaction ends: a change of one (which locks them FOR UPDATE, then counts the values it would break) waits
+  -- for this write to commit and counts its values, or this write waits for the change and reads the definition
+  -- as changed. The service checked the values against the definitions it knew, which may be older than a change
+  -- of the last minute (an instance hears of a change within a second, and reads the definitions again at least
+  -- every 30 s): the values of a definition changed since are checked here again, by custom_field_fits.
   IF valued THEN
     FOREACH tenant IN ARRAY CASE WHEN tenants[1] = ALL(tenants) THEN tenants[1:1] ELSE ARRAY(SELECT DISTINCT unnest(tenants)) END LOOP
-      unknown := ARRAY(SELECT u.k FROM (SELECT DISTINCT jsonb_object_keys(e.state -> 'fields') AS k
-          FROM unnest(tenants, states) AS e(tenant_id, state) WHERE e.tenant_id = tenant) u
-        WHERE NOT EXISTS (SELECT 1 FROM custom_fields f
-          WHERE f.tenant_id = tenant AND f.name = u.k AND f.removed_at IS NULL)
-        ORDER BY u.k);
+      named := ARRAY(SELECT DISTINCT jsonb_object_keys(e.state -> 'fields')
+        FROM unnest(tenants, states) AS e(tenant_id, state) WHERE e.tenant_id = tenant);
+      SELECT COALESCE(array_agg(d.name), '{}'), COALESCE(array_agg(d.name) FILTER (WHERE d.changed), '{}')
+        INTO known, changed
+      FROM (SELECT f.name, f.updated_at > f.created_at AND f.updated_at > now() - interval '1 minute' AS changed
+        FROM custom_fields f WHERE f.tenant_id = tenant AND f.name = ANY(named) AND f.removed_at IS NULL
+        FOR KEY SHARE) d;
+      unknown := ARRAY(SELECT u FROM unnest(named) u WHERE u <> ALL(known) ORDER BY u);
       IF cardinality(unknown) > 0 THEN
         RAISE EXCEPTION 'unknown fields' USING ERRCODE = 'RB002', DETAIL = array_to_json(unknown)::TEXT;
+      END IF;
+      IF cardinality(changed) > 0 THEN
+        unknown := ARRAY(SELECT DISTINCT v.key FROM unnest(tenants, states) AS e(tenant_id, state)
+            CROSS JOIN LATERAL jsonb_each(e.state -> 'fields') v
+            JOIN custom_fields f ON f.tenant_id = tenant AND f.name = v.key
+          WHERE e.tenant_id = tenant AND v.key = ANY(changed)
+            AND NOT custom_field_fits(f.type, f.options, f.max_length, v.value)
+          ORDER BY 1);
+        IF cardinality(unknown) > 0 THEN
+          RAISE EXCEPTION 'values outside their definitions' USING ERRCODE = 'RB004',
+            DETAIL = array_to_json(unknown)::TEXT;
+        END IF;
       END IF;
     END LOOP;
   END IF;
@@ -287,6 +310,42 @@ BEGIN
   VALUES (OLD.tenant_id, feed_txn(OLD.tenant_id), feed_event_n(), gen_random_uuid(), 'contact.erased'::event_type,
     clock_timestamp(), OLD.id, NULL);
   RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.custom_field_fits(type text, options text[], max_length integer, value jsonb)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+BEGIN
+  CASE type
+    WHEN 'text' THEN
+      RETURN jsonb_typeof(value) = 'string' AND length(value #>> '{}') <= COALESCE(max_length, 1000);
+    WHEN 'number' THEN
+      RETURN jsonb_typeof(value) = 'number';
+    WHEN 'boolean' THEN
+      RETURN jsonb_typeof(value) = 'boolean';
+    WHEN 'date' THEN
+      RETURN jsonb_typeof(value) = 'string' AND value #>> '{}' ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+        AND (value #>> '{}')::DATE IS NOT NULL;
+    WHEN 'datetime' THEN
+      RETURN jsonb_typeof(value) = 'string'
+        AND value #>> '{}' ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$'
+        AND (value #>> '{}')::TIMESTAMPTZ IS NOT NULL;
+    WHEN 'enum' THEN
+      RETURN jsonb_typeof(value) = 'string' AND value #>> '{}' = ANY(options);
+    WHEN 'multiEnum' THEN
+      RETURN jsonb_typeof(value) = 'array'
+        AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(value) x
+          WHERE jsonb_typeof(x) <> 'string' OR x #>> '{}' <> ALL(options))
+        AND jsonb_array_length(value) = (SELECT count(DISTINCT x) FROM jsonb_array_elements(value) x);
+    ELSE
+      RETURN false;
+  END CASE;
+-- A date or an instant that the pattern takes and the calendar does not (2026-02-30, year 0).
+EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format THEN
+  RETURN false;
 END
 $function$;
 

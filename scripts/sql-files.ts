@@ -117,6 +117,11 @@ function searchShapes(): Listed[] {
       name: 'wordsPageStatement(query "rossi", after a position)',
       sql: search.wordsPageStatement(words, rows, after).sql,
     },
+    { name: 'wordsReadAgainStatement(query "rossi")', sql: search.wordsReadAgainStatement(words).sql },
+    {
+      name: 'wordsReadAgainStatement(query "rossi", after a position)',
+      sql: search.wordsReadAgainStatement(words, after).sql,
+    },
     {
       name: 'changedStatement(tags hasAll)',
       sql: search.changedStatement({ ...none, groups: [[vip]], sort: '-updatedAt' }, rows, {

@@ -163,6 +163,7 @@ export class ContactRepository {
 const UNKNOWN_TAGS = 'RB001'
 const UNKNOWN_FIELDS = 'RB002'
 const FIELDS_TOO_LARGE = 'RB003'
+const FIELDS_OUTSIDE_DEFINITIONS = 'RB004'
 
 function refusedNames(error: unknown, sqlState: string): string[] | null {
   const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown }
@@ -175,12 +176,15 @@ function refusedNames(error: unknown, sqlState: string): string[] | null {
 export const unknownTagsOf = (error: unknown) => refusedNames(error, UNKNOWN_TAGS)
 
 /**
- * The API's error for values the contacts trigger refused: of fields the tenant does not define (their names), or
- * more bytes than a contact may hold (RB003, the size in the detail); null when it failed for another reason.
+ * The API's error for values the contacts trigger refused: of fields the tenant does not define (their names),
+ * outside a definition changed while the write was on its way (RB004, their names), or more bytes than a contact
+ * may hold (RB003, the size in the detail); null when it failed for another reason.
  */
 export function fieldsRefusalOf(error: unknown): ApiError | null {
   const names = refusedNames(error, UNKNOWN_FIELDS)
   if (names) return errors.unknownFields(names)
+  const outside = refusedNames(error, FIELDS_OUTSIDE_DEFINITIONS)
+  if (outside) return errors.fieldsOutsideDefinitions(outside)
   const { code, detail } = (error ?? {}) as { code?: unknown; detail?: unknown }
   return code === FIELDS_TOO_LARGE ? errors.fieldsTooLarge(Number(detail)) : null
 }

@@ -426,10 +426,23 @@ export const errors = {
         .map((n) => `"${n}"`)
         .join(', ')}. I campi dell’organizzazione sono in GET /api/v1/fields.`,
     ),
-  fieldsTooLarge: (bytes: number) =>
+  fieldsTooLarge: (bytes: number, at = 'fields') =>
     new ApiError(
       'invalid_body',
-      `Il campo "fields" non è valido: i valori dei campi propri del contatto occuperebbero ${bytes} byte, al massimo ${FIELD_VALUES_BYTES}.`,
+      `Il campo "${at}" non è valido: i valori dei campi propri del contatto occuperebbero ${bytes} byte, al massimo ${FIELD_VALUES_BYTES}.`,
+    ),
+  fieldsOutsideDefinitions: (names: readonly string[]) =>
+    new ApiError(
+      'invalid_body',
+      `Il campo "fields" non è valido: ${plural(names.length, 'la definizione di', 'le definizioni di')} ${names
+        .map((n) => `"${n}"`)
+        .join(
+          ', ',
+        )} ${plural(names.length, 'è cambiata', 'sono cambiate')} mentre il contatto veniva scritto, e ${plural(
+        names.length,
+        'il valore dato non la rispetta',
+        'i valori dati non le rispettano',
+      )}. Le definizioni sono in GET /api/v1/fields.`,
     ),
   fieldExists: (name: string, removing = false) =>
     new ApiError(

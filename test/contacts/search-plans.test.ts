@@ -14,6 +14,7 @@ import {
   type SearchSpec,
   WORDS_SCANNED,
   wordsPageStatement,
+  wordsReadAgainStatement,
 } from '../../src/contacts/search/sql.ts'
 import { citusNodes } from '../database.ts'
 import { build, createTenantWithKey } from '../helper.ts'
@@ -191,10 +192,10 @@ t.test('selective searches read their matches through an index, beside another t
     planNodes(plan)
       .filter((node) => node['Relation Name'] === 'contact_words')
       .reduce((sum, node) => sum + Number(node['Actual Rows'] ?? 0) * Number(node['Actual Loops'] ?? 1), 0)
-  for (const [word, matches] of [
-    ['nome1', 4400],
-    ['nicolo', 2],
-    ['examplez', 0],
+  for (const [word, matches, capped] of [
+    ['nome1', 4400, true],
+    ['nicolo', 2, false],
+    ['examplez', 0, true],
   ] as const) {
     for (const sort of ['-createdAt', 'createdAt'] as const) {
       const spec: SearchSpec = { groups: [], query: word, includeArchived: false, sort }
@@ -207,6 +208,13 @@ t.test('selective searches read their matches through an index, beside another t
       t.ok(indexesOf(plan).has('contact_words_pkey'), `${word}, ${sort}: through contact_words`)
       t.ok(contactsRead(plan) <= Math.min(matches, 51), `${word}, ${sort}: ${contactsRead(plan)} rows of contacts read`)
       t.ok(wordsRead(plan) <= WORDS_SCANNED, `${word}, ${sort}: ${wordsRead(plan)} words read`)
+      // A short page is read again only where the words under its first three characters were not all read.
+      const again = wordsReadAgainStatement(spec)
+      const [check] = await app.db.query<{ readAgain: boolean }>(again.name, again.sql, [
+        tenant.tenantId,
+        ...again.params,
+      ])
+      t.equal(check?.readAgain, capped, `${word}, ${sort}: a short page read again: ${capped}`)
     }
   }
 

@@ -12,6 +12,7 @@ import type { Database, Query } from '../../db/database.js'
 import { type ApiError, errors } from '../../errors/catalogue.js'
 import { describeValidationError } from '../../errors/validation-messages.js'
 import { validatorCompiler } from '../../plugins/app/validation.js'
+import { CUSTOM_FIELD_LIMITS } from '../custom-fields/model.js'
 import type { CustomFieldRegistry, TenantFields } from '../custom-fields/registry.js'
 import type { ErasedEmails } from '../erased-emails.js'
 import { type BatchItem, BatchItemSchema, type Contact, contactSchemas } from '../model.js'
@@ -268,13 +269,24 @@ class BatchTransaction {
     for (let round = 1; pending.length > 0; round++) {
       if (round > BATCH_ROUNDS) throw new Error(`${pending.length} batch items neither updated nor created`)
       const batch = pending
-      const locked = await query<{ n: number; id: string }>(
+      const locked = await query<{ n: number; id: string; mergedBytes: number | null }>(
         batchSql.LOCK.name,
         batchSql.LOCK.sql,
         itemsOf(tenantId, batch),
       )
-      for (const { n, id } of locked) contactIds.set(batch[n - 1] as Write, id)
-      const named = new Set(locked.map(({ n }) => batch[n - 1] as Write))
+      const named = new Set<Write>()
+      const refused = new Set<Write>()
+      for (const { n, id, mergedBytes } of locked) {
+        const write = batch[n - 1] as Write
+        // Its values merged into the contact's would pass the limit: refused alone, the others go on.
+        if (mergedBytes !== null && mergedBytes > CUSTOM_FIELD_LIMITS.valuesBytes) {
+          this.results[write.index] = failure(errors.fieldsTooLarge(mergedBytes, `contacts[${write.index}].fields`))
+          refused.add(write)
+          continue
+        }
+        contactIds.set(write, id)
+        named.add(write)
+      }
       const existing = batch.filter((write) => named.has(write))
       const changed = new Set<Write>()
       if (existing.length > 0) {
@@ -291,7 +303,7 @@ class BatchTransaction {
       }
       this.counts.updated += changed.size
       this.found.push(...existing.filter((write) => !changed.has(write)))
-      const absent = batch.filter((write) => !named.has(write))
+      const absent = batch.filter((write) => !named.has(write) && !refused.has(write))
       pending = absent.length === 0 ? [] : await this.create(absent)
     }
   }

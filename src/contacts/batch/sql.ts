@@ -41,17 +41,28 @@ const given = ({ field, stored }: BatchField) => {
 
 /**
  * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
- * other in a circle; answers the places of the items that name one, and the ids of their contacts. The UPDATE that
- * follows then reads them as they are, changed by no one else meanwhile. Each item looks its contact up alone, in
- * the order of the keys (the items sorted first; OFFSET 0 keeps both the sort and the per-item lookup, which the
- * planner would otherwise turn into a join that reads all the tenant's contacts, their number misjudged while an
- * import grows them).
+ * other in a circle; answers the places of the items that name one, the ids of their contacts, and the bytes the
+ * contact's own fields' values would take once the item's are merged in (`mergedBytes`, null when the item gives
+ * none): an item past the limit is refused alone, before the UPDATE, whose trigger would refuse the whole
+ * statement. The UPDATE that follows then reads them as they are, changed by no one else meanwhile. Each item
+ * looks its contact up alone, in the order of the keys (the items sorted first; OFFSET 0 keeps both the sort and
+ * the per-item lookup, which the planner would otherwise turn into a join that reads all the tenant's contacts,
+ * their number misjudged while an import grows them).
  */
-const LOCK = replanned(
-  `SELECT k.n::int AS n, c.id FROM (SELECT i.n, ${KEY} AS key FROM ${ITEMS} ORDER BY 2 OFFSET 0) k
-  CROSS JOIN LATERAL (SELECT c.id FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = k.key
-    OFFSET 0 FOR NO KEY UPDATE OF c) c`,
-)
+function lockStatement(storage: ContactStorage) {
+  const merged = storage.batch.filter((spec) => spec.stored.merges)
+  // As the contacts' BEFORE trigger counts them: the stored values as readers see them, the item's merged in.
+  const bytes = merged.map(({ field, stored }) => {
+    const current = stored.select ? stored.select(`c.${stored.column}`) : `c.${stored.column}`
+    return `CASE WHEN k.item ? '${field}' THEN octet_length(jsonb_strip_nulls(${current} || (k.item->'${field}'))::text) END`
+  })
+  const mergedBytes = bytes.length === 0 ? 'NULL::int' : bytes.length === 1 ? bytes[0] : `GREATEST(${bytes.join(', ')})`
+  return replanned(
+    `SELECT k.n::int AS n, c.id, c."mergedBytes" FROM (SELECT i.n, ${KEY} AS key, i.item FROM ${ITEMS} ORDER BY 2 OFFSET 0) k
+  CROSS JOIN LATERAL (SELECT c.id, ${mergedBytes} AS "mergedBytes" FROM contacts c
+    WHERE c.tenant_id = $1 AND c.email_key = k.key OFFSET 0 FOR NO KEY UPDATE OF c) c`,
+  )
+}
 
 /**
  * The tenant's row in event_feeds, which the INSERT reads its tenant from: Citus runs an INSERT … SELECT on one
@@ -175,7 +186,7 @@ export function batchStatements(storage: ContactStorage) {
   )
   return {
     KNOWN_TAGS,
-    LOCK,
+    LOCK: lockStatement(storage),
     UPDATE: updateStatement(storage),
     READ,
     ANCHOR,

@@ -46,7 +46,7 @@ export class TenantFields {
     if (unknown.length > 0) return errors.unknownFields(unknown, place)
     // JSON as sent, without the spaces PostgreSQL writes: a lower bound of what the trigger counts.
     const bytes = Buffer.byteLength(JSON.stringify(values))
-    if (bytes > CUSTOM_FIELD_LIMITS.valuesBytes) return errors.fieldsTooLarge(bytes)
+    if (bytes > CUSTOM_FIELD_LIMITS.valuesBytes) return errors.fieldsTooLarge(bytes, place)
     let validate = this.validators[mode]
     if (!validate) {
       validate = this.compile({ schema: valuesSchemaOf(this.definitions, mode === 'patch'), httpPart: 'body' })

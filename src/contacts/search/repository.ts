@@ -24,6 +24,7 @@ import {
   type Statement,
   type Walk,
   wordsPageStatement,
+  wordsReadAgainStatement,
 } from './sql.js'
 
 /**
@@ -116,13 +117,16 @@ export class SearchRepository {
 
   /**
    * `rows` contacts of the search in its order, after `after`: a search of one word through contact_words first; a
-   * page that leaves short (the last, or a word rare under its first three characters) is read again as PostgreSQL
-   * plans it.
+   * page it leaves short is the last, or, when the word is rare under its first three characters, read again as
+   * PostgreSQL plans it.
    */
   async page(tenantId: string, spec: SearchSpec, rows: number, after?: Position, walkStart = false) {
     if (ledByWords(spec)) {
       const page = await this.run(tenantId, wordsPageStatement(spec, rows, after))
       if (page.length === rows) return page
+      const again = wordsReadAgainStatement(spec, after)
+      const [check] = await this.db.query<{ readAgain: boolean }>(again.name, again.sql, [tenantId, ...again.params])
+      if (check?.readAgain === false) return page
     }
     return this.run(tenantId, pageStatement(spec, rows, after, walkStart))
   }

@@ -65,7 +65,7 @@ WITH lead AS MATERIALIZED (SELECT w AS word FROM search_text($3::text) w WHERE l
           ORDER BY w.created_at DESC LIMIT 2000) w
         WHERE starts_with(w.word, (SELECT word FROM lead))
         ORDER BY w.created_at DESC) w
-      CROSS JOIN LATERAL (SELECT * FROM contacts c WHERE c.created_at = w.created_at AND c.tenant_id = $1 AND c.archived_at IS NULL AND c.search_words @@ contact_words_match(ARRAY[$2::text], true) LIMIT 1) c
+      CROSS JOIN LATERAL (SELECT * FROM contacts c WHERE c.created_at = w.created_at AND c.tenant_id = $1 AND c.archived_at IS NULL AND c.search_words @@ (SELECT contact_words_match(ARRAY[$2::text], true)) LIMIT 1) c
     ORDER BY w.created_at DESC LIMIT 51;
 
 -- wordsPageStatement(query "rossi", after a position)
@@ -81,8 +81,20 @@ WITH lead AS MATERIALIZED (SELECT w AS word FROM search_text($3::text) w WHERE l
           ORDER BY w.created_at DESC LIMIT 2000) w
         WHERE starts_with(w.word, (SELECT word FROM lead))
         ORDER BY w.created_at DESC) w
-      CROSS JOIN LATERAL (SELECT * FROM contacts c WHERE c.created_at = w.created_at AND c.tenant_id = $1 AND c.archived_at IS NULL AND c.search_words @@ contact_words_match(ARRAY[$2::text], true) LIMIT 1) c
+      CROSS JOIN LATERAL (SELECT * FROM contacts c WHERE c.created_at = w.created_at AND c.tenant_id = $1 AND c.archived_at IS NULL AND c.search_words @@ (SELECT contact_words_match(ARRAY[$2::text], true)) LIMIT 1) c
     ORDER BY w.created_at DESC LIMIT 51;
+
+-- wordsReadAgainStatement(query "rossi")
+WITH lead AS MATERIALIZED (SELECT w AS word FROM search_text($2::text) w WHERE length(w) >= 3 AND strpos(w, ' ') = 0)
+    SELECT (SELECT word FROM lead) IS NULL
+      OR (SELECT count(*) FROM (SELECT 1 FROM contact_words w WHERE w.tenant_id = $1 AND w.prefix = word_prefix((SELECT word FROM lead)) LIMIT 2000) w) = 2000
+      AS "readAgain";
+
+-- wordsReadAgainStatement(query "rossi", after a position)
+WITH lead AS MATERIALIZED (SELECT w AS word FROM search_text($2::text) w WHERE length(w) >= 3 AND strpos(w, ' ') = 0)
+    SELECT (SELECT word FROM lead) IS NULL
+      OR (SELECT count(*) FROM (SELECT 1 FROM contact_words w WHERE w.tenant_id = $1 AND w.prefix = word_prefix((SELECT word FROM lead)) AND w.created_at < $3::timestamptz LIMIT 2000) w) = 2000
+      AS "readAgain";
 
 -- changedStatement(tags hasAll)
 SELECT c.id AS "id", c.email AS "email", c.first_name AS "firstName", c.last_name AS "lastName", c.phone AS "phone", c.email_status AS "emailStatus", c.stage AS "stage", c.source AS "source", c.consent_type AS "consentType", c.tags AS "tags", to_char(c.archived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "archivedAt", to_char(c.acquired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "acquiredAt", to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt", (COALESCE(c.fields, '{}') - ARRAY(SELECT f.name FROM custom_fields f
