@@ -121,21 +121,24 @@ BEGIN
   END IF;
   -- Each value the statement wrote is of a field its contact's tenant defines (custom_fields) and has not
   -- deleted (an UPDATE dropped a deleted field's value in contacts_before_write): the names of the rows written,
-  -- each once, looked up per tenant in one statement. The definitions named are held (FOR KEY SHARE) until the
-  -- transaction ends: a change of one (which locks them FOR UPDATE, then counts the values it would break) waits
-  -- for this write to commit and counts its values, or this write waits for the change and reads the definition
-  -- as changed. The service checked the values against the definitions it knew, which may be older than a change
-  -- of the last minute (an instance hears of a change within a second, and reads the definitions again at least
-  -- every 30 s): the values of a definition changed since are checked here again, by custom_field_fits.
+  -- each once, looked up per tenant in one statement. First the tenant's fields lock, shared with its other writes
+  -- until the transaction ends: a change of a definition takes it alone before it counts the values the change
+  -- would break (src/contacts/custom-fields/sql.ts, CHANGE_LOCK_SQL), so that it counts this write's values, or this
+  -- write reads the definition as changed. A lock in memory (no row locked: concurrent writers would share row locks
+  -- through multixacts, 15 µs a name), on the node that holds the tenant's contacts and definitions (colocated).
+  -- The service checked the values against the definitions it knew, which may be older than a change of the last
+  -- minute (an instance hears of a change within a second, and reads the definitions again at least every 30 s):
+  -- the values of a definition changed since are checked here again, by custom_field_fits.
   IF valued THEN
     FOREACH tenant IN ARRAY CASE WHEN tenants[1] = ALL(tenants) THEN tenants[1:1] ELSE ARRAY(SELECT DISTINCT unnest(tenants)) END LOOP
       named := ARRAY(SELECT DISTINCT jsonb_object_keys(e.state -> 'fields')
         FROM unnest(tenants, states) AS e(tenant_id, state) WHERE e.tenant_id = tenant);
-      SELECT COALESCE(array_agg(d.name), '{}'), COALESCE(array_agg(d.name) FILTER (WHERE d.changed), '{}')
+      PERFORM pg_advisory_xact_lock_shared(custom_fields_lock(tenant));
+      SELECT COALESCE(array_agg(f.name), '{}'),
+          COALESCE(array_agg(f.name) FILTER (WHERE f.updated_at > f.created_at
+            AND f.updated_at > now() - interval '1 minute'), '{}')
         INTO known, changed
-      FROM (SELECT f.name, f.updated_at > f.created_at AND f.updated_at > now() - interval '1 minute' AS changed
-        FROM custom_fields f WHERE f.tenant_id = tenant AND f.name = ANY(named) AND f.removed_at IS NULL
-        FOR KEY SHARE) d;
+      FROM custom_fields f WHERE f.tenant_id = tenant AND f.name = ANY(named) AND f.removed_at IS NULL;
       unknown := ARRAY(SELECT u FROM unnest(named) u WHERE u <> ALL(known) ORDER BY u);
       IF cardinality(unknown) > 0 THEN
         RAISE EXCEPTION 'unknown fields' USING ERRCODE = 'RB002', DETAIL = array_to_json(unknown)::TEXT;
@@ -347,6 +350,14 @@ BEGIN
 EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format THEN
   RETURN false;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.custom_fields_lock(tenant uuid)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT hashtextextended('rubrica.custom_fields:' || tenant::TEXT, 0)
 $function$;
 
 CREATE OR REPLACE FUNCTION public.delivery_outcome_text(delivery_outcome)

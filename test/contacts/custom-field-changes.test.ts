@@ -2,6 +2,7 @@
 // definition"), and a batch item whose values merged into its contact's would pass the limit.
 
 import t from 'tap'
+import { CHANGE_LOCK_SQL } from '../../src/contacts/custom-fields/sql.ts'
 import { REPLANNED } from '../../src/db/statement-name.ts'
 import type { TestContext } from '../helper.ts'
 import { build, createTenantWithKey, request } from '../helper.ts'
@@ -151,7 +152,7 @@ t.test('a definition change and a write of a value it refuses take turns', async
     release = resolve
   })
   const change = app.db.transaction(async (query) => {
-    await query(REPLANNED, 'SELECT name FROM custom_fields WHERE tenant_id = $1 FOR UPDATE', [tenantId])
+    await query(REPLANNED, CHANGE_LOCK_SQL, [tenantId, 'punti'])
     await query(REPLANNED, `UPDATE custom_fields SET type = 'number', updated_at = now() WHERE tenant_id = $1`, [
       tenantId,
     ])

@@ -1,8 +1,8 @@
 -- A definition changed while a write of a value it no longer takes was on its way (issue "Your tenant's own
 -- fields"): the write checked its values against the definition as it was, the change counted the values stored
 -- before the write committed, and the value stayed, outside the new definition. The contacts' statement trigger
--- now holds the definitions a statement names until it commits, and checks again the values of a definition
--- changed within the last minute (docs/api-fields.md, "Changing a definition").
+-- now shares the tenant's fields lock with the change, which takes it alone, and checks again the values of a
+-- definition changed within the last minute (docs/api-fields.md, "Changing a definition").
 
 -- On Citus, functions are replaced one shard after another.
 SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
@@ -40,6 +40,12 @@ BEGIN
 EXCEPTION WHEN datetime_field_overflow OR invalid_datetime_format THEN
   RETURN false;
 END
+$$;
+
+-- The key of a tenant's fields lock (an advisory lock): shared by the writes of values, taken alone by a change of
+-- a definition.
+CREATE OR REPLACE FUNCTION "custom_fields_lock"(tenant UUID) RETURNS BIGINT LANGUAGE sql IMMUTABLE AS $$
+  SELECT hashtextextended('rubrica.custom_fields:' || tenant::TEXT, 0)
 $$;
 
 -- The statement's rows, after it (as in custom_fields, with the definitions held and checked again).
@@ -85,21 +91,24 @@ BEGIN
   END IF;
   -- Each value the statement wrote is of a field its contact's tenant defines (custom_fields) and has not
   -- deleted (an UPDATE dropped a deleted field's value in contacts_before_write): the names of the rows written,
-  -- each once, looked up per tenant in one statement. The definitions named are held (FOR KEY SHARE) until the
-  -- transaction ends: a change of one (which locks them FOR UPDATE, then counts the values it would break) waits
-  -- for this write to commit and counts its values, or this write waits for the change and reads the definition
-  -- as changed. The service checked the values against the definitions it knew, which may be older than a change
-  -- of the last minute (an instance hears of a change within a second, and reads the definitions again at least
-  -- every 30 s): the values of a definition changed since are checked here again, by custom_field_fits.
+  -- each once, looked up per tenant in one statement. First the tenant's fields lock, shared with its other writes
+  -- until the transaction ends: a change of a definition takes it alone before it counts the values the change
+  -- would break (src/contacts/custom-fields/sql.ts, CHANGE_LOCK_SQL), so that it counts this write's values, or this
+  -- write reads the definition as changed. A lock in memory (no row locked: concurrent writers would share row locks
+  -- through multixacts, 15 µs a name), on the node that holds the tenant's contacts and definitions (colocated).
+  -- The service checked the values against the definitions it knew, which may be older than a change of the last
+  -- minute (an instance hears of a change within a second, and reads the definitions again at least every 30 s):
+  -- the values of a definition changed since are checked here again, by custom_field_fits.
   IF valued THEN
     FOREACH tenant IN ARRAY CASE WHEN tenants[1] = ALL(tenants) THEN tenants[1:1] ELSE ARRAY(SELECT DISTINCT unnest(tenants)) END LOOP
       named := ARRAY(SELECT DISTINCT jsonb_object_keys(e.state -> 'fields')
         FROM unnest(tenants, states) AS e(tenant_id, state) WHERE e.tenant_id = tenant);
-      SELECT COALESCE(array_agg(d.name), '{}'), COALESCE(array_agg(d.name) FILTER (WHERE d.changed), '{}')
+      PERFORM pg_advisory_xact_lock_shared(custom_fields_lock(tenant));
+      SELECT COALESCE(array_agg(f.name), '{}'),
+          COALESCE(array_agg(f.name) FILTER (WHERE f.updated_at > f.created_at
+            AND f.updated_at > now() - interval '1 minute'), '{}')
         INTO known, changed
-      FROM (SELECT f.name, f.updated_at > f.created_at AND f.updated_at > now() - interval '1 minute' AS changed
-        FROM custom_fields f WHERE f.tenant_id = tenant AND f.name = ANY(named) AND f.removed_at IS NULL
-        FOR KEY SHARE) d;
+      FROM custom_fields f WHERE f.tenant_id = tenant AND f.name = ANY(named) AND f.removed_at IS NULL;
       unknown := ARRAY(SELECT u FROM unnest(named) u WHERE u <> ALL(known) ORDER BY u);
       IF cardinality(unknown) > 0 THEN
         RAISE EXCEPTION 'unknown fields' USING ERRCODE = 'RB002', DETAIL = array_to_json(unknown)::TEXT;

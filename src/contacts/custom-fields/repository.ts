@@ -13,6 +13,7 @@ import {
 } from './model.js'
 import { definitionOf } from './registry.js'
 import {
+  CHANGE_LOCK_SQL,
   COUNT_SQL,
   CREATE_SQL,
   DEFINITIONS_SQL,
@@ -101,6 +102,7 @@ export class CustomFieldRepository {
   async update(tenantId: string, name: string, patch: CustomFieldUpdate): Promise<FieldDefinition> {
     const updated = await this.db.transaction(async (query) => {
       await query('custom_fields_lock', LOCK_SQL, [tenantId])
+      await query('custom_fields_change_lock', CHANGE_LOCK_SQL, [tenantId, name])
       const rows = await query<Row>('custom_fields_definitions', DEFINITIONS_SQL, [tenantId])
       const found = rows.find((row) => row.name === name && !row.removing)
       if (!found) throw errors.fieldNotFound(name)

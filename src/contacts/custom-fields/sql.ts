@@ -18,6 +18,15 @@ export const DEFINITIONS_SQL = `SELECT ${columns(isoUtc)}, removed_at IS NOT NUL
  */
 export const LOCK_SQL = 'SELECT name FROM custom_fields WHERE tenant_id = $1 ORDER BY name FOR UPDATE'
 
+/**
+ * Takes the tenant's fields lock alone until the transaction ends, before a change of the definition $2 counts the
+ * values it would break: writes of values share it (the contacts' trigger, contacts_after_write), so the count
+ * sees every write that checked the definition as it was, and later writes read it as changed. Read from the
+ * definition's row, so that a distributed PostgreSQL takes it on the node that holds the tenant's contacts.
+ */
+export const CHANGE_LOCK_SQL = `SELECT pg_advisory_xact_lock(custom_fields_lock(tenant_id)) AS locked
+  FROM custom_fields WHERE tenant_id = $1 AND name = $2`
+
 /** The tenant's definitions in force. */
 export const COUNT_SQL = 'SELECT count(*)::int AS n FROM custom_fields WHERE tenant_id = $1 AND removed_at IS NULL'
 

@@ -1,6 +1,10 @@
 -- The statements the service sends: written by `npm run sql:write` from src/contacts/custom-fields/sql.ts.
 -- Do not edit: change the code, then write it again (test/db/sql-files.test.ts fails while the two differ).
 
+-- CHANGE_LOCK_SQL
+SELECT pg_advisory_xact_lock(custom_fields_lock(tenant_id)) AS locked
+  FROM custom_fields WHERE tenant_id = $1 AND name = $2;
+
 -- COUNT_SQL
 SELECT count(*)::int AS n FROM custom_fields WHERE tenant_id = $1 AND removed_at IS NULL;
 
