@@ -335,7 +335,8 @@ BEGIN
     WHEN 'datetime' THEN
       RETURN jsonb_typeof(value) = 'string'
         AND value #>> '{}' ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$'
-        AND (value #>> '{}')::TIMESTAMPTZ IS NOT NULL;
+        -- Written back as it came: no 24:00, no leap second, which PostgreSQL reads as the next day or minute.
+        AND to_char((value #>> '{}')::TIMESTAMPTZ AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') = value #>> '{}';
     WHEN 'enum' THEN
       RETURN jsonb_typeof(value) = 'string' AND value #>> '{}' = ANY(options);
     WHEN 'multiEnum' THEN

@@ -7,8 +7,10 @@
 -- On Citus, functions are replaced one shard after another.
 SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
 
--- Whether a value satisfies a definition: the rules of src/contacts/custom-fields/model.ts (valueSchemaOf), which
--- the service checks first; a test compares the two on the same values.
+-- Whether a value satisfies a definition: the rules of src/contacts/custom-fields/model.ts (valueSchemaOf) that a
+-- change of the definition can narrow (its type, options, length; a day or an instant of the calendar), which the
+-- service checks first; a test compares the two on the same values. (Text without control or format characters,
+-- the service's rule for every text, is not checked again: no change of a definition narrows it.)
 CREATE OR REPLACE FUNCTION "custom_field_fits"(type TEXT, options TEXT[], max_length INTEGER, value JSONB)
 RETURNS BOOLEAN LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -25,7 +27,8 @@ BEGIN
     WHEN 'datetime' THEN
       RETURN jsonb_typeof(value) = 'string'
         AND value #>> '{}' ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$'
-        AND (value #>> '{}')::TIMESTAMPTZ IS NOT NULL;
+        -- Written back as it came: no 24:00, no leap second, which PostgreSQL reads as the next day or minute.
+        AND to_char((value #>> '{}')::TIMESTAMPTZ AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') = value #>> '{}';
     WHEN 'enum' THEN
       RETURN jsonb_typeof(value) = 'string' AND value #>> '{}' = ANY(options);
     WHEN 'multiEnum' THEN
