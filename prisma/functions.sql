@@ -134,6 +134,11 @@ BEGIN
       named := ARRAY(SELECT DISTINCT jsonb_object_keys(e.state -> 'fields')
         FROM unnest(tenants, states) AS e(tenant_id, state) WHERE e.tenant_id = tenant);
       PERFORM pg_advisory_xact_lock_shared(custom_fields_lock(tenant));
+      -- A transaction whose snapshot is older than the lock (REPEATABLE READ, SERIALIZABLE: SQL by hand) locks the
+      -- definitions too: one changed since its snapshot makes it fail, to be run again (SQLSTATE 40001).
+      IF current_setting('transaction_isolation') <> 'read committed' THEN
+        PERFORM 1 FROM custom_fields f WHERE f.tenant_id = tenant AND f.name = ANY(named) FOR KEY SHARE;
+      END IF;
       SELECT COALESCE(array_agg(f.name), '{}'),
           COALESCE(array_agg(f.name) FILTER (WHERE f.updated_at > f.created_at
             AND f.updated_at > now() - interval '1 minute'), '{}')
@@ -324,9 +329,12 @@ AS $function$
 BEGIN
   CASE type
     WHEN 'text' THEN
-      RETURN jsonb_typeof(value) = 'string' AND length(value #>> '{}') <= COALESCE(max_length, 1000);
+      -- PRINTABLE (src/schemas/common.ts): no control, format (Cf, as of Unicode 15) or line separator characters.
+      RETURN jsonb_typeof(value) = 'string' AND length(value #>> '{}') <= COALESCE(max_length, 1000)
+        AND value #>> '{}' !~ E'[\\x01-\\x1F\\x7F-\\x9F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890\\u0891\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]';
     WHEN 'number' THEN
-      RETURN jsonb_typeof(value) = 'number';
+      -- A double, as JSON gives the service one: 1e309 is not a number there.
+      RETURN jsonb_typeof(value) = 'number' AND abs((value #>> '{}')::NUMERIC) <= 1.7976931348623157e308;
     WHEN 'boolean' THEN
       RETURN jsonb_typeof(value) = 'boolean';
     WHEN 'date' THEN

@@ -2,23 +2,25 @@
 -- fields"): the write checked its values against the definition as it was, the change counted the values stored
 -- before the write committed, and the value stayed, outside the new definition. The contacts' statement trigger
 -- now shares the tenant's fields lock with the change, which takes it alone, and checks again the values of a
--- definition changed within the last minute (docs/api-fields.md, "Changing a definition").
+-- definition changed within the last minute (docs/api-fields.md, "Values on contacts").
 
 -- On Citus, functions are replaced one shard after another.
 SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
 
 -- Whether a value satisfies a definition: the rules of src/contacts/custom-fields/model.ts (valueSchemaOf) that a
 -- change of the definition can narrow (its type, options, length; a day or an instant of the calendar), which the
--- service checks first; a test compares the two on the same values. (Text without control or format characters,
--- the service's rule for every text, is not checked again: no change of a definition narrows it.)
+-- service checks first; a test compares the two on the same values. 
 CREATE OR REPLACE FUNCTION "custom_field_fits"(type TEXT, options TEXT[], max_length INTEGER, value JSONB)
 RETURNS BOOLEAN LANGUAGE plpgsql STABLE AS $$
 BEGIN
   CASE type
     WHEN 'text' THEN
-      RETURN jsonb_typeof(value) = 'string' AND length(value #>> '{}') <= COALESCE(max_length, 1000);
+      -- PRINTABLE (src/schemas/common.ts): no control, format (Cf, as of Unicode 15) or line separator characters.
+      RETURN jsonb_typeof(value) = 'string' AND length(value #>> '{}') <= COALESCE(max_length, 1000)
+        AND value #>> '{}' !~ E'[\\x01-\\x1F\\x7F-\\x9F\\u00AD\\u0600-\\u0605\\u061C\\u06DD\\u070F\\u0890\\u0891\\u08E2\\u180E\\u200B-\\u200F\\u2028-\\u202E\\u2060-\\u2064\\u2066-\\u206F\\uFEFF\\uFFF9-\\uFFFB\\U000110BD\\U000110CD\\U00013430-\\U0001343F\\U0001BCA0-\\U0001BCA3\\U0001D173-\\U0001D17A\\U000E0001\\U000E0020-\\U000E007F]';
     WHEN 'number' THEN
-      RETURN jsonb_typeof(value) = 'number';
+      -- A double, as JSON gives the service one: 1e309 is not a number there.
+      RETURN jsonb_typeof(value) = 'number' AND abs((value #>> '{}')::NUMERIC) <= 1.7976931348623157e308;
     WHEN 'boolean' THEN
       RETURN jsonb_typeof(value) = 'boolean';
     WHEN 'date' THEN
@@ -107,6 +109,11 @@ BEGIN
       named := ARRAY(SELECT DISTINCT jsonb_object_keys(e.state -> 'fields')
         FROM unnest(tenants, states) AS e(tenant_id, state) WHERE e.tenant_id = tenant);
       PERFORM pg_advisory_xact_lock_shared(custom_fields_lock(tenant));
+      -- A transaction whose snapshot is older than the lock (REPEATABLE READ, SERIALIZABLE: SQL by hand) locks the
+      -- definitions too: one changed since its snapshot makes it fail, to be run again (SQLSTATE 40001).
+      IF current_setting('transaction_isolation') <> 'read committed' THEN
+        PERFORM 1 FROM custom_fields f WHERE f.tenant_id = tenant AND f.name = ANY(named) FOR KEY SHARE;
+      END IF;
       SELECT COALESCE(array_agg(f.name), '{}'),
           COALESCE(array_agg(f.name) FILTER (WHERE f.updated_at > f.created_at
             AND f.updated_at > now() - interval '1 minute'), '{}')

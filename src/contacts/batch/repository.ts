@@ -269,7 +269,7 @@ class BatchTransaction {
     for (let round = 1; pending.length > 0; round++) {
       if (round > BATCH_ROUNDS) throw new Error(`${pending.length} batch items neither updated nor created`)
       const batch = pending
-      const locked = await query<{ n: number; id: string; mergedBytes: number | null }>(
+      const locked = await query<{ n: number; id: string | null; mergedBytes: number | null }>(
         batchSql.LOCK.name,
         batchSql.LOCK.sql,
         itemsOf(tenantId, batch),
@@ -284,6 +284,7 @@ class BatchTransaction {
           refused.add(write)
           continue
         }
+        if (id === null) continue
         contactIds.set(write, id)
         named.add(write)
       }

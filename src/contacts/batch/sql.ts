@@ -41,26 +41,29 @@ const given = ({ field, stored }: BatchField) => {
 
 /**
  * Locks the contacts the items' emails name, in the order of their keys, so that two writers never wait on each
- * other in a circle; answers the places of the items that name one, the ids of their contacts, and the bytes the
- * contact's own fields' values would take once the item's are merged in (`mergedBytes`, null when the item gives
- * none): an item past the limit is refused alone, before the UPDATE, whose trigger would refuse the whole
- * statement. The UPDATE that follows then reads them as they are, changed by no one else meanwhile. Each item
- * looks its contact up alone, in the order of the keys (the items sorted first; OFFSET 0 keeps both the sort and
- * the per-item lookup, which the planner would otherwise turn into a join that reads all the tenant's contacts,
- * their number misjudged while an import grows them).
+ * other in a circle; answers every item's place, the id of its contact (null: none, the item creates one), and the
+ * bytes the contact's own fields' values would take with the item's merged in, as PostgreSQL writes them out
+ * (`mergedBytes`, null when the item gives none): an item past the limit is refused alone, before the statement
+ * whose trigger would refuse the whole batch. The UPDATE that follows then reads the contacts as they are, changed
+ * by no one else meanwhile. Each item looks its contact up alone, in the order of the keys (the items sorted first;
+ * OFFSET 0 keeps both the sort and the per-item lookup, which the planner would otherwise turn into a join that
+ * reads all the tenant's contacts, their number misjudged while an import grows them).
  */
 function lockStatement(storage: ContactStorage) {
   const merged = storage.batch.filter((spec) => spec.stored.merges)
-  // As the contacts' BEFORE trigger counts them: the stored values as readers see them, the item's merged in.
+  // As the contacts' BEFORE trigger counts them: the stored values as readers see them (none for a new contact),
+  // the item's merged in.
   const bytes = merged.map(({ field, stored }) => {
     const current = stored.select ? stored.select(`c.${stored.column}`) : `c.${stored.column}`
-    return `CASE WHEN k.item ? '${field}' THEN octet_length(jsonb_strip_nulls(${current} || (k.item->'${field}'))::text) END`
+    return `CASE WHEN k.item ? '${field}' THEN octet_length(jsonb_strip_nulls(COALESCE(${current}, '{}') || (k.item->'${field}'))::text) END`
   })
   const mergedBytes = bytes.length === 0 ? 'NULL::int' : bytes.length === 1 ? bytes[0] : `GREATEST(${bytes.join(', ')})`
+  const columns = merged.map(({ stored }) => `, c.${stored.column}`).join('')
   return replanned(
-    `SELECT k.n::int AS n, c.id, c."mergedBytes" FROM (SELECT i.n, ${KEY} AS key, i.item FROM ${ITEMS} ORDER BY 2 OFFSET 0) k
-  CROSS JOIN LATERAL (SELECT c.id, ${mergedBytes} AS "mergedBytes" FROM contacts c
-    WHERE c.tenant_id = $1 AND c.email_key = k.key OFFSET 0 FOR NO KEY UPDATE OF c) c`,
+    `SELECT k.n::int AS n, c.id, ${mergedBytes} AS "mergedBytes"
+  FROM (SELECT i.n, ${KEY} AS key, i.item FROM ${ITEMS} ORDER BY 2 OFFSET 0) k
+  LEFT JOIN LATERAL (SELECT c.id${columns} FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = k.key
+    OFFSET 0 FOR NO KEY UPDATE OF c) c ON true`,
   )
 }
 

@@ -5,10 +5,11 @@
 SELECT name FROM tags WHERE tenant_id = $1 AND name = ANY($2::text[]) FOR KEY SHARE;
 
 -- LOCK
-SELECT k.n::int AS n, c.id, c."mergedBytes" FROM (SELECT i.n, lower(i.item->>'email') AS key, i.item FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS i(item, n) ORDER BY 2 OFFSET 0) k
-  CROSS JOIN LATERAL (SELECT c.id, CASE WHEN k.item ? 'fields' THEN octet_length(jsonb_strip_nulls((COALESCE(c.fields, '{}') - ARRAY(SELECT f.name FROM custom_fields f
-      WHERE f.tenant_id = $1 AND f.removed_at IS NOT NULL)) || (k.item->'fields'))::text) END AS "mergedBytes" FROM contacts c
-    WHERE c.tenant_id = $1 AND c.email_key = k.key OFFSET 0 FOR NO KEY UPDATE OF c) c;
+SELECT k.n::int AS n, c.id, CASE WHEN k.item ? 'fields' THEN octet_length(jsonb_strip_nulls(COALESCE((COALESCE(c.fields, '{}') - ARRAY(SELECT f.name FROM custom_fields f
+      WHERE f.tenant_id = $1 AND f.removed_at IS NOT NULL)), '{}') || (k.item->'fields'))::text) END AS "mergedBytes"
+  FROM (SELECT i.n, lower(i.item->>'email') AS key, i.item FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS i(item, n) ORDER BY 2 OFFSET 0) k
+  LEFT JOIN LATERAL (SELECT c.id, c.fields FROM contacts c WHERE c.tenant_id = $1 AND c.email_key = k.key
+    OFFSET 0 FOR NO KEY UPDATE OF c) c ON true;
 
 -- UPDATE
 UPDATE contacts c SET first_name = CASE WHEN x.has_first_name THEN x.given_first_name ELSE c.first_name END, last_name = CASE WHEN x.has_last_name THEN x.given_last_name ELSE c.last_name END, phone = CASE WHEN x.has_phone THEN x.given_phone ELSE c.phone END, email_status = CASE WHEN x.has_email_status THEN x.given_email_status ELSE c.email_status END, stage = CASE WHEN x.has_stage THEN x.given_stage ELSE c.stage END, consent_type = CASE WHEN x.has_consent_type THEN x.given_consent_type ELSE c.consent_type END, tags = c.tags || x.given_tags, fields = CASE WHEN x.has_fields THEN jsonb_strip_nulls(c.fields || x.given_fields) ELSE c.fields END,
