@@ -193,13 +193,19 @@ t.test('a definition change and a write of a value it refuses take turns', async
   const held = new Promise<void>((resolve) => {
     release = resolve
   })
+  let changing = () => {}
+  const changed = new Promise<void>((resolve) => {
+    changing = resolve
+  })
   const change = app.db.transaction(async (query) => {
     await query(REPLANNED, CHANGE_LOCK_SQL, [tenantId, 'punti'])
     await query(REPLANNED, `UPDATE custom_fields SET type = 'number', updated_at = now() WHERE tenant_id = $1`, [
       tenantId,
     ])
+    changing()
     await held
   })
+  await changed
   const write = call('PATCH', `/contacts/${id}`, { fields: { punti: 'dieci' } })
   const written = settled(write)
   await pause()
@@ -217,14 +223,19 @@ t.test('a definition change and a write of a value it refuses take turns', async
   const open = new Promise<void>((resolve) => {
     commit = resolve
   })
+  let writingStarted = () => {}
+  const wrote = new Promise<void>((resolve) => {
+    writingStarted = resolve
+  })
   const writing = app.db.transaction(async (query) => {
     await query(REPLANNED, `UPDATE contacts SET fields = '{"punti": "dieci"}' WHERE tenant_id = $1 AND id = $2`, [
       tenantId,
       id,
     ])
+    writingStarted()
     await open
   })
-  await pause()
+  await wrote
   const retype = call('PATCH', '/fields/punti', { type: 'number' })
   const retyped = settled(retype)
   await pause()
