@@ -104,12 +104,12 @@ BEGIN
   -- The rows written, in the order the statement wrote them. An UPDATE's old and new rows are paired by their
   -- place in the two transition tables, which PostgreSQL fills together: a row whose id changed is still found.
   IF TG_OP = 'INSERT' THEN
-    SELECT array_agg(a.tenant_id), array_agg(a.id), array_agg(to_jsonb(a) - 'search_words'),
+    SELECT array_agg(a.tenant_id), array_agg(a.id), array_agg(to_jsonb(a) - 'search_words' - 'tags_signature'),
         bool_or(cardinality(a.tags) > 0), bool_or(a.fields <> '{}')
       INTO tenants, ids, states, retagged, valued FROM added a;
   ELSE
     SELECT array_agg(a.tenant_id ORDER BY a.k), array_agg(a.id ORDER BY a.k),
-        array_agg(to_jsonb(a) - 'search_words' - 'k' ORDER BY a.k), bool_or(a.tags IS DISTINCT FROM b.tags),
+        array_agg(to_jsonb(a) - 'search_words' - 'tags_signature' - 'k' ORDER BY a.k), bool_or(a.tags IS DISTINCT FROM b.tags),
         bool_or(a.fields IS DISTINCT FROM b.fields)
       INTO tenants, ids, states, retagged, valued
     FROM (SELECT x.*, row_number() OVER () AS k FROM changed x) a
@@ -269,6 +269,7 @@ BEGIN
   NEW.email_key := lower(NEW.email);
   was := OLD;
   was.search_words := NULL;
+  was.tags_signature := NULL;
   IF cardinality(removed) > 0 THEN
     was.fields := OLD.fields - removed;
   END IF;
@@ -501,6 +502,14 @@ BEGIN
   END IF;
   RETURN NULL;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.tags_signature(tags text[])
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  SELECT COALESCE(bit_or(1::BIGINT << (hashtext(t) & 63)), 0) FROM unnest(tags) t
 $function$;
 
 CREATE OR REPLACE FUNCTION public.tenant_status_text(tenant_status)

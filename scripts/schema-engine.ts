@@ -103,6 +103,8 @@ export const NOT_IN_PRISMA = [
   'contacts_tags_idx',
   'contacts_fields_idx',
   'idempotency_keys_contact_ids_idx',
+  // A B-tree with INCLUDE columns (the migration tags_signature).
+  'contacts_stage_signature_idx',
 ]
 
 /** The diff's script, without the statements that would drop NOT_IN_PRISMA's indexes. */

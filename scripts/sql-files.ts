@@ -119,6 +119,14 @@ function searchShapes(): Listed[] {
     },
     { name: 'wordsReadAgainStatement(query "rossi")', sql: search.wordsReadAgainStatement(words).sql },
     {
+      name: 'tagsPageStatement(tags hasAll, stage eq)',
+      sql: search.tagsPageStatement({ ...none, groups: [[vip, customer]] }, rows).sql,
+    },
+    {
+      name: 'tagsPageStatement(tags hasAll, stage eq, after a position)',
+      sql: search.tagsPageStatement({ ...none, groups: [[vip, customer]] }, rows, after).sql,
+    },
+    {
       name: 'wordsReadAgainStatement(query "rossi", after a position)',
       sql: search.wordsReadAgainStatement(words, after).sql,
     },

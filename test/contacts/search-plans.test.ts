@@ -9,9 +9,11 @@ import type { FieldType } from '../../src/contacts/custom-fields/model.ts'
 import type { Filter } from '../../src/contacts/search/model.ts'
 import {
   countStatement,
+  ledByTags,
   ledByWords,
   pageStatement,
   type SearchSpec,
+  tagsPageStatement,
   WORDS_SCANNED,
   wordsPageStatement,
   wordsReadAgainStatement,
@@ -236,6 +238,45 @@ t.test('selective searches read their matches through an index, beside another t
     walked.every((name) => name === 'Nome7'),
     'nome7: only matches',
   )
+
+  // Tags and a stage (comune, altro, lead: every 21st contact, 952) walk the stage's contacts in order in its index
+  // alone, by their tags' signature, and read from the table only the page's candidates.
+  const tagsAndStage = (sort: SearchSpec['sort']): SearchSpec => ({
+    ...group({ field: 'tags', op: 'hasAll', value: ['comune', 'altro'] }, { field: 'stage', op: 'eq', value: 'lead' }),
+    sort,
+  })
+  t.ok(ledByTags(tagsAndStage('-createdAt')), 'tags and a stage: led by the stage’s index')
+  const led = tagsPageStatement(tagsAndStage('-createdAt'), 51)
+  const ledPlan = await planUnder(app, [], led.sql, [tenant.tenantId, ...led.params])
+  const indexOnly = planNodes(ledPlan).filter((node) => node['Node Type'] === 'Index Only Scan')
+  t.ok(
+    indexOnly.some((node) => String(node['Index Name']).startsWith('contacts_stage_signature_idx')),
+    'tags and a stage: an index-only scan of contacts_stage_signature_idx',
+  )
+  const fromTable = contactsRead(ledPlan) - contactsRead({ Plan: { Plans: indexOnly } })
+  t.ok(fromTable <= 2 * 51, `tags and a stage: ${fromTable} contacts read from the table`)
+  for (const sort of ['-createdAt', 'createdAt'] as const) {
+    const seen: string[] = []
+    let next: string | undefined
+    do {
+      const page = await app.contactSearch.search(tenant.tenantId, {
+        filterGroups: [{ filters: tagsAndStage(sort).groups[0] as Filter[] }],
+        sort,
+        limit: 200,
+        ...(next && { cursor: next }),
+      })
+      t.ok(
+        page.data.every((c) => c.stage === 'lead' && c.tags.includes('comune') && c.tags.includes('altro')),
+        `tags and a stage, ${sort}: only matches`,
+      )
+      seen.push(...page.data.map((c) => c.createdAt))
+      next = page.next ?? undefined
+    } while (next !== undefined)
+    t.equal(seen.length, 952, `tags and a stage, ${sort}: every match walked`)
+    t.equal(new Set(seen).size, 952, `tags and a stage, ${sort}: each once`)
+    const ordered = [...seen].sort()
+    t.same(seen, sort === 'createdAt' ? ordered : ordered.reverse(), `tags and a stage, ${sort}: in order`)
+  }
 
   // A count that reads every contact of both tenants (no index serves a prefix of `source`) takes longer than 10 ms
   // on a server: the page comes back without its total. The embedded database has no statement timeout.

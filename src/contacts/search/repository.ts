@@ -16,12 +16,14 @@ import { type Filter, SEARCH_LIMITS, type SearchPage, type SearchRequest, type S
 import {
   changedStatement,
   countStatement,
+  ledByTags,
   ledByWords,
   type Position,
   pageStatement,
   rowsFor,
   type SearchSpec,
   type Statement,
+  tagsPageStatement,
   type Walk,
   wordsPageStatement,
   wordsReadAgainStatement,
@@ -127,6 +129,9 @@ export class SearchRepository {
       const again = wordsReadAgainStatement(spec, after)
       const [check] = await this.db.query<{ readAgain: boolean }>(again.name, again.sql, [tenantId, ...again.params])
       if (check?.readAgain === false) return page
+    } else if (ledByTags(spec)) {
+      const page = await this.run(tenantId, tagsPageStatement(spec, rows, after))
+      if (page.length === rows) return page
     }
     return this.run(tenantId, pageStatement(spec, rows, after, walkStart))
   }

@@ -90,6 +90,30 @@ WITH lead AS MATERIALIZED (SELECT w AS word FROM search_text($2::text) w WHERE l
       OR (SELECT count(*) FROM (SELECT 1 FROM contact_words w WHERE w.tenant_id = $1 AND w.prefix = word_prefix((SELECT word FROM lead)) LIMIT 2000) w) = 2000
       AS "readAgain";
 
+-- tagsPageStatement(tags hasAll, stage eq)
+SELECT c.id AS "id", c.email AS "email", c.first_name AS "firstName", c.last_name AS "lastName", c.phone AS "phone", c.email_status AS "emailStatus", c.stage AS "stage", c.source AS "source", c.consent_type AS "consentType", c.tags AS "tags", to_char(c.archived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "archivedAt", to_char(c.acquired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "acquiredAt", to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt", (COALESCE(c.fields, '{}') - ARRAY(SELECT f.name FROM custom_fields f
+      WHERE f.tenant_id = $1 AND f.removed_at IS NOT NULL)) AS "fields", to_char((c.created_at AT TIME ZONE 'UTC'), CASE WHEN date_trunc('milliseconds', (c.created_at AT TIME ZONE 'UTC')) = (c.created_at AT TIME ZONE 'UTC')
+    THEN 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END) AS "positionCreated",
+    to_char((c.updated_at AT TIME ZONE 'UTC'), CASE WHEN date_trunc('milliseconds', (c.updated_at AT TIME ZONE 'UTC')) = (c.updated_at AT TIME ZONE 'UTC')
+    THEN 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END) AS "positionUpdated"
+    FROM (SELECT s.created_at FROM contacts s
+        WHERE s.tenant_id = $1 AND s.stage = $4::stage AND s.tags_signature & (SELECT tags_signature($5::text[])) = (SELECT tags_signature($5::text[])) AND s.archived_at IS NULL
+        ORDER BY s.created_at DESC LIMIT 2000) s
+      CROSS JOIN LATERAL (SELECT * FROM contacts c WHERE c.created_at = s.created_at AND c.tenant_id = $1 AND c.tags @> $2::text[] AND c.stage = $3::stage AND c.archived_at IS NULL LIMIT 1) c
+    ORDER BY s.created_at DESC LIMIT 51;
+
+-- tagsPageStatement(tags hasAll, stage eq, after a position)
+SELECT c.id AS "id", c.email AS "email", c.first_name AS "firstName", c.last_name AS "lastName", c.phone AS "phone", c.email_status AS "emailStatus", c.stage AS "stage", c.source AS "source", c.consent_type AS "consentType", c.tags AS "tags", to_char(c.archived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "archivedAt", to_char(c.acquired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "acquiredAt", to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt", to_char(c.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt", (COALESCE(c.fields, '{}') - ARRAY(SELECT f.name FROM custom_fields f
+      WHERE f.tenant_id = $1 AND f.removed_at IS NOT NULL)) AS "fields", to_char((c.created_at AT TIME ZONE 'UTC'), CASE WHEN date_trunc('milliseconds', (c.created_at AT TIME ZONE 'UTC')) = (c.created_at AT TIME ZONE 'UTC')
+    THEN 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END) AS "positionCreated",
+    to_char((c.updated_at AT TIME ZONE 'UTC'), CASE WHEN date_trunc('milliseconds', (c.updated_at AT TIME ZONE 'UTC')) = (c.updated_at AT TIME ZONE 'UTC')
+    THEN 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END) AS "positionUpdated"
+    FROM (SELECT s.created_at FROM contacts s
+        WHERE s.tenant_id = $1 AND s.stage = $4::stage AND s.tags_signature & (SELECT tags_signature($5::text[])) = (SELECT tags_signature($5::text[])) AND s.archived_at IS NULL AND s.created_at < $6::timestamptz
+        ORDER BY s.created_at DESC LIMIT 2000) s
+      CROSS JOIN LATERAL (SELECT * FROM contacts c WHERE c.created_at = s.created_at AND c.tenant_id = $1 AND c.tags @> $2::text[] AND c.stage = $3::stage AND c.archived_at IS NULL LIMIT 1) c
+    ORDER BY s.created_at DESC LIMIT 51;
+
 -- wordsReadAgainStatement(query "rossi", after a position)
 WITH lead AS MATERIALIZED (SELECT w AS word FROM search_text($2::text) w WHERE length(w) >= 3 AND strpos(w, ' ') = 0)
     SELECT (SELECT word FROM lead) IS NULL
