@@ -506,10 +506,20 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.tags_signature(tags text[])
  RETURNS bigint
- LANGUAGE sql
+ LANGUAGE plpgsql
  IMMUTABLE PARALLEL SAFE
 AS $function$
-  SELECT COALESCE(bit_or(1::BIGINT << (hashtext(t) & 63)), 0) FROM unnest(tags) t
+DECLARE
+  signature BIGINT := 0;
+  h INTEGER;
+  t TEXT;
+BEGIN
+  FOREACH t IN ARRAY COALESCE(tags, '{}') LOOP
+    h := hashtext(t);
+    signature := signature | (1::BIGINT << (h & 63)) | (1::BIGINT << ((h >> 6) & 63));
+  END LOOP;
+  RETURN signature;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION public.tenant_status_text(tenant_status)

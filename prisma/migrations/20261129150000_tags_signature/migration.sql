@@ -7,10 +7,23 @@
 -- On Citus, functions are replaced one shard after another.
 SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
 
--- A bit for each tag (of 64, by the name's hash): a contact that has every tag asked has every bit of theirs; one
--- that has the bits may lack a tag (another tag on the same bit), which the page checks on the row.
-CREATE OR REPLACE FUNCTION "tags_signature"(tags TEXT[]) RETURNS BIGINT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT COALESCE(bit_or(1::BIGINT << (hashtext(t) & 63)), 0) FROM unnest(tags) t
+-- Two bits for each tag (of 64, from the name's hash): a contact that has every tag asked has every bit of theirs;
+-- one that has the bits may lack a tag (other tags on both of its bits), which the page checks on the row. With one
+-- bit a tag, two of a tenant's five tags in ten shared their bit, and a page read twice the rows it kept.
+-- PL/pgSQL, whose plan a session keeps: as SQL (an aggregate over unnest, which PostgreSQL cannot inline) it was
+-- planned at every statement that computed it, 50-90 µs, a single write's included.
+CREATE OR REPLACE FUNCTION "tags_signature"(tags TEXT[]) RETURNS BIGINT LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+  signature BIGINT := 0;
+  h INTEGER;
+  t TEXT;
+BEGIN
+  FOREACH t IN ARRAY COALESCE(tags, '{}') LOOP
+    h := hashtext(t);
+    signature := signature | (1::BIGINT << (h & 63)) | (1::BIGINT << ((h >> 6) & 63));
+  END LOOP;
+  RETURN signature;
+END
 $$;
 
 -- Computed for every contact as the table is rewritten (no trigger runs, no version moves, no event).
