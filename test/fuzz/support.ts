@@ -272,7 +272,7 @@ export async function checkedRequest(
 // Database snapshots
 
 export interface Snapshot {
-  contacts: Awaited<ReturnType<PrismaClient['contact']['findMany']>>
+  contacts: Omit<Awaited<ReturnType<PrismaClient['contact']['findMany']>>[number], 'tagsSignature'>[]
   /**
    * Each contact's createdAt to the microsecond, `YYYY-MM-DDTHH:MM:SS.ffffffZ` (Prisma reads milliseconds): the
    * list's order and its cursor.
@@ -285,7 +285,8 @@ export interface Snapshot {
 
 export async function snapshot(prisma: PrismaClient): Promise<Snapshot> {
   const [contacts, links, instants] = await Promise.all([
-    prisma.contact.findMany({ orderBy: { id: 'asc' } }),
+    // The tags' signature is derived from the tags (a generated column), and a BigInt, which JSON cannot write.
+    prisma.contact.findMany({ orderBy: { id: 'asc' }, omit: { tagsSignature: true } }),
     prisma.contactTag.findMany({ orderBy: [{ contactId: 'asc' }, { tagId: 'asc' }] }),
     prisma.$queryRawUnsafe<{ id: string; created: string }[]>(
       `SELECT id::text, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created
