@@ -205,6 +205,10 @@ function condition(field: SearchField, filter: Filter, params: Params): string {
 const valueDependent = (field: SearchField, filter: Filter) =>
   !(field.kind === 'enum' || filter.op === 'exists' || filter.op === 'notExists')
 
+/** Archived contacts only where asked: includeArchived, or a group that names archivedAt. */
+const leavesOutArchived = (spec: SearchSpec, filters: readonly Filter[]) =>
+  !spec.includeArchived && !filters.some((filter) => filter.field === 'archivedAt')
+
 /**
  * The WHERE of a search without its position, and whether its plan depends on its values. `wordsOnce`: the words
  * folded once per execution (a subquery), for a prepared statement: its generic plan would fold them again for
@@ -223,10 +227,7 @@ function searchWhere(spec: SearchSpec, params: Params, wordsOnce = false): { whe
       if (valueDependent(field, filter)) replanned = true
       return condition(field, filter, params)
     })
-    // Archived contacts only where asked: includeArchived, or a group that names archivedAt.
-    if (!spec.includeArchived && !filters.some((filter) => filter.field === 'archivedAt')) {
-      conditions.push('c.archived_at IS NULL')
-    }
+    if (leavesOutArchived(spec, filters)) conditions.push('c.archived_at IS NULL')
     return conditions.length > 0 ? conditions.join(' AND ') : 'true'
   }
   const groups = spec.groups.length > 0 ? spec.groups.map(group) : [group([])]
@@ -437,8 +438,7 @@ export function tagsPageStatement(spec: SearchSpec, rows: number, after?: Positi
   const direction = newestFirst ? 'DESC' : 'ASC'
   const stage = params.add(led.stage, STORED.get('stage')?.cast.slice(2) ?? 'text')
   const signature = `(SELECT tags_signature(${params.add(led.tags, 'text[]')}))`
-  const archived =
-    spec.includeArchived || spec.groups[0]?.some((f) => f.field === 'archivedAt') ? '' : ' AND s.archived_at IS NULL'
+  const archived = leavesOutArchived(spec, spec.groups[0] ?? []) ? ' AND s.archived_at IS NULL' : ''
   const position = after
     ? ` AND s.created_at ${newestFirst ? '<' : '>'} ${params.add(after.created, 'timestamptz')}`
     : ''
