@@ -9,11 +9,16 @@
 // on this machine only): against the CPU the machine has, the most any import could reach here. Nothing is sent
 // anywhere but 127.0.0.1.
 //
+// With them, the path issue "One owner of a contact's writes" asked to measure: the same batches fed by `COPY FROM
+// STDIN` into a temporary table, then set-based statements into contacts (the batch's LOCK and INSERT, reading the
+// table instead of a JSON parameter; the triggers record events and links), 1,000 rows a transaction, 4 psql
+// sessions at once. It has no server in front: its rate is what the database allows such a path at best.
+//
 //   tsx bench/import.ts            # BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres)
 //   CONTACTS=20000 tsx bench/import.ts
 //   CONTACTS=1000000 RERUN=0 ROUNDS=1 tsx bench/import.ts   # the million, once, without the re-run
-import { spawnSync } from 'node:child_process'
-import { randomUUID } from 'node:crypto'
+import { spawn, spawnSync } from 'node:child_process'
+import { createHash, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -28,8 +33,8 @@ const CONTACTS = Number(process.env.CONTACTS ?? 100_000)
 /** RERUN=0 leaves out the second import (every item unchanged), which doubles a large run. */
 const RERUN = process.env.RERUN !== '0'
 /**
- * Rounds of the three (import, COPY into contacts, COPY into a plain table), each into tables or tenants of its
- * own, in the reverse order in even rounds: a change in the machine's other load weighs on all three alike.
+ * Rounds of the four (import, COPY into contacts, COPY into a plain table, the STDIN path), each into tables or tenants of its
+ * own, in the reverse order in even rounds: a change in the machine's other load weighs on all four alike.
  */
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const PER_CALL = 1000
@@ -64,15 +69,16 @@ let server: Server | undefined
 try {
   const db = await openDatabase({ url: dbUrl, poolSize: 2 })
   await db.withSession((session) => deployMigrations(session))
-  // Per round: a tenant the batch imports into (with its key) and one the COPY writes into.
-  const rounds: { key: string; tenantId: string; copiedId: string }[] = []
+  // Per round: a tenant the batch imports into (with its key), one the COPY writes into, one for the STDIN path.
+  const rounds: { key: string; tenantId: string; copiedId: string; stdinId: string }[] = []
   for (let r = 1; r <= ROUNDS; r++) {
     const tenant = await db.prisma.tenant.create({ data: { name: `Import ${r}` } })
     const copied = await db.prisma.tenant.create({ data: { name: `Copy ${r}` } })
-    for (const t of [tenant, copied]) await db.prisma.tag.create({ data: { tenantId: t.id, name: 'vip' } })
+    const stdin = await db.prisma.tenant.create({ data: { name: `Stdin ${r}` } })
+    for (const t of [tenant, copied, stdin]) await db.prisma.tag.create({ data: { tenantId: t.id, name: 'vip' } })
     const scopes = ['contacts:read', 'contacts:write'] as const
     const { key } = await createApiKey(db.prisma, { tenantId: tenant.id, role: 'editor', scopes: [...scopes] })
-    rounds.push({ key, tenantId: tenant.id, copiedId: copied.id })
+    rounds.push({ key, tenantId: tenant.id, copiedId: copied.id, stdinId: stdin.id })
   }
   await db.close()
 
@@ -153,7 +159,83 @@ try {
     })
   }
 
-  const measured: { batch: Rate; own: Rate; plain: Rate }[] = []
+  // The COPY FROM STDIN path: one psql script per session, each COPYing its share of the batches into a temporary
+  // table and writing them as the batch does (LOCK, then INSERT … SELECT … ON CONFLICT DO NOTHING RETURNING the
+  // answer); the sessions announce their backend and when they are done, so that the backends' CPU is read before
+  // they end.
+  const answer = `c.id, c.email, c.first_name, c.last_name, c.phone, c.email_status, c.stage, c.source,
+    c.consent_type, c.tags, iso_utc(c.archived_at), iso_utc(c.acquired_at), iso_utc(c.created_at),
+    iso_utc(c.updated_at), c.fields, c.version`
+  const stdinScript = (tenantId: string, batches: number[]) => {
+    const lines = [
+      'SELECT pg_backend_pid() AS backend \\gset',
+      '\\echo started :backend',
+      `CREATE TEMP TABLE batch_rows (n int, email text, first_name text, last_name text, consent_type text,
+        stage text, tags text[], email_hash char(64)) ON COMMIT DELETE ROWS;`,
+    ]
+    for (const b of batches) {
+      lines.push('BEGIN;', 'COPY batch_rows FROM STDIN;')
+      for (let i = b * PER_CALL; i < Math.min(CONTACTS, (b + 1) * PER_CALL); i++) {
+        const { email, firstName, lastName, consentType, stage } = item(i)
+        const hash = createHash('sha256').update(email).digest('hex')
+        lines.push([i, email, firstName, lastName, consentType, stage, tagsOf(i), hash].join('\t'))
+      }
+      lines.push(
+        '\\.',
+        `SELECT b.n, c.id FROM batch_rows b LEFT JOIN LATERAL (SELECT c.id FROM contacts c WHERE c.tenant_id =
+          '${tenantId}' AND c.email_key = lower(b.email) OFFSET 0 FOR NO KEY UPDATE OF c) c ON true;`,
+        `INSERT INTO contacts AS c (id, tenant_id, email, first_name, last_name, consent_type, stage, tags, source)
+          SELECT gen_random_uuid(), '${tenantId}', b.email, b.first_name, b.last_name, b.consent_type,
+            b.stage::stage, b.tags, 'api'
+          FROM batch_rows b
+          WHERE NOT EXISTS (SELECT 1 FROM contacts e WHERE e.tenant_id = '${tenantId}' AND e.email_key =
+              lower(b.email) OFFSET 0)
+            AND NOT EXISTS (SELECT 1 FROM erased_emails x WHERE x.tenant_id = '${tenantId}' AND x.email_hash =
+              b.email_hash OFFSET 0)
+          ORDER BY lower(b.email) ON CONFLICT DO NOTHING RETURNING ${answer};`,
+        'COMMIT;',
+      )
+    }
+    lines.push('\\echo done', 'SELECT pg_sleep(30);')
+    return lines.join('\n')
+  }
+  /** The STDIN path into `tenantId`: its rate, and its backends' CPU per contact in µs. */
+  const stdinPath = async (round: number, tenantId: string) => {
+    const scripts = Array.from({ length: AT_ONCE }, (_, s) => {
+      const file = join(workDir, `stdin-${round}-${s}.sql`)
+      const mine = chunks.flatMap((_, b) => (b % AT_ONCE === s ? [b] : []))
+      writeFileSync(file, stdinScript(tenantId, mine))
+      return file
+    })
+    const started = process.hrtime.bigint()
+    const backendsMs = await Promise.all(
+      scripts.map(
+        (file) =>
+          new Promise<number>((resolvePromise, reject) => {
+            const psql = spawn('psql', [dbUrl, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-f', file])
+            let out = ''
+            let err = ''
+            psql.stderr.on('data', (chunk: Buffer) => {
+              err += chunk.toString()
+            })
+            psql.stdout.on('data', (chunk: Buffer) => {
+              out += chunk.toString()
+              const backend = /started (\d+)/.exec(out)?.[1]
+              if (backend && out.includes('done')) {
+                resolvePromise(cpuMs(Number(backend)))
+                psql.kill()
+              }
+            })
+            psql.on('exit', (code) => reject(new Error(`psql ${file} ended (${code}) before it was done: ${err}`)))
+          }),
+      ),
+    )
+    const measured = rate(started)
+    const database = Math.round((backendsMs.reduce((a, b) => a + b, 0) / CONTACTS) * 1000)
+    return { ...measured, databaseUs: database }
+  }
+
+  const measured: { batch: Rate; own: Rate; plain: Rate; stdin: Rate & { databaseUs: number } }[] = []
   let first: Awaited<ReturnType<typeof importAll>> | undefined
   let again: Awaited<ReturnType<typeof importAll>> | undefined
   let ahead: number | undefined
@@ -177,14 +259,16 @@ try {
       },
       own: async () => copyOwn(number, round.copiedId),
       plain: () => copyPlain(number, round.copiedId),
+      stdin: () => stdinPath(number, round.stdinId),
     }
-    const order = number % 2 === 0 ? (['plain', 'own', 'batch'] as const) : (['batch', 'own', 'plain'] as const)
-    const rates = {} as Record<(typeof order)[number], Rate>
-    for (const step of order) rates[step] = await steps[step]()
+    const order =
+      number % 2 === 0 ? (['plain', 'stdin', 'own', 'batch'] as const) : (['batch', 'own', 'stdin', 'plain'] as const)
+    const rates = {} as (typeof measured)[number]
+    for (const step of order) Object.assign(rates, { [step]: await steps[step]() })
     measured.push(rates)
     console.error(
       `round ${number}: import ${rates.batch.perSecond}/s, COPY into contacts ${rates.own.perSecond}/s, ` +
-        `COPY into the plain table ${rates.plain.perSecond}/s`,
+        `COPY into the plain table ${rates.plain.perSecond}/s, the STDIN path ${rates.stdin.perSecond}/s`,
     )
   }
   const after = memoryMb(pid)
@@ -215,6 +299,11 @@ try {
   console.log(
     `  COPY into a plain table: ${perRound((m) => m.plain.perSecond)} contacts/s (same columns and indexes, no ` +
       'trigger, no foreign key)',
+  )
+  console.log(
+    `  the COPY FROM STDIN path, no server: ${perRound((m) => m.stdin.perSecond)} contacts/s, ` +
+      `${perRound((m) => m.stdin.perSecond / m.plain.perSecond, 2)}x of the plain table; its backends' CPU per ` +
+      `contact ${perRound((m) => m.stdin.databaseUs)} µs`,
   )
   console.log(`  import / COPY into contacts: ${perRound((m) => m.batch.perSecond / m.own.perSecond, 2)}x`)
   console.log(
