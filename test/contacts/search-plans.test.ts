@@ -27,13 +27,14 @@ const CONTACTS = 20000
 /**
  * The tenant's contacts, written by SQL three days ago: every 3rd tagged `comune`, those of `rare` tagged `raro`;
  * of the tenant's own fields, every contact a `livello` and `interessi` of common values, those of `rare` values
- * of their own and `segnato`.
+ * of their own, `segnato` and `grado`.
  */
 async function insert(app: FastifyInstance, tenantId: string, rare: (i: number) => boolean) {
   await app.db.query(
     '',
     `INSERT INTO custom_fields (tenant_id, name, type, options) VALUES ($1, 'livello', 'enum', '{bronzo,oro,platino,diamante}'),
-       ($1, 'segnato', 'boolean', NULL), ($1, 'interessi', 'multiEnum', '{vino,vela}')`,
+       ($1, 'segnato', 'boolean', NULL), ($1, 'interessi', 'multiEnum', '{vino,vela}'),
+       ($1, 'grado', 'enum', '{alto,basso}')`,
     [tenantId],
   )
   await app.db.query(
@@ -46,7 +47,7 @@ async function insert(app: FastifyInstance, tenantId: string, rare: (i: number) 
        ARRAY_REMOVE(ARRAY[CASE WHEN i % 3 = 0 THEN 'comune' END, CASE WHEN i % 7 = 0 THEN 'altro' END,
          CASE WHEN i = ANY($2::int[]) THEN 'raro' END, CASE WHEN i % 11 = 0 THEN 'terzo' END], NULL),
        CASE WHEN i = ANY($2::int[]) THEN jsonb_build_object('livello', CASE WHEN i % 3 = 0 THEN 'platino' ELSE 'diamante' END,
-           'segnato', true, 'interessi', '["vela"]'::jsonb)
+           'segnato', true, 'interessi', '["vela"]'::jsonb, 'grado', 'alto')
          ELSE jsonb_build_object('livello', (ARRAY['bronzo', 'oro'])[1 + i % 2], 'interessi', '["vino"]'::jsonb) END
      FROM generate_series(1, ${CONTACTS}) i`,
     [tenantId, Array.from({ length: CONTACTS }, (_, i) => i + 1).filter(rare)],
@@ -102,11 +103,11 @@ t.test('selective searches read their matches through an index, beside another t
     includeArchived: false,
     sort: '-createdAt',
   })
-  const own = (name: string, type: FieldType, op: string, value?: unknown): Filter => ({
+  const own = (name: string, type: FieldType, op: string, value?: unknown, options?: string[]): Filter => ({
     field: `fields.${name}`,
     op,
     ...(value !== undefined && { value }),
-    definition: { name, type, label: null, createdAt: hourAgo, updatedAt: hourAgo },
+    definition: { name, type, label: null, createdAt: hourAgo, updatedAt: hourAgo, ...(options && { options }) },
   })
   const cases: { what: string; spec: SearchSpec; index: string; matches: number }[] = [
     {
@@ -124,6 +125,12 @@ t.test('selective searches read their matches through an index, beside another t
     {
       what: 'a field of the tenant’s own that few contacts have',
       spec: group(own('segnato', 'boolean', 'exists')),
+      index: 'contacts_fields_idx',
+      matches: 5,
+    },
+    {
+      what: 'a field of the tenant’s own that few contacts have, an enum (exists: its options ORed)',
+      spec: group(own('grado', 'enum', 'exists', undefined, ['alto', 'basso'])),
       index: 'contacts_fields_idx',
       matches: 5,
     },

@@ -44,8 +44,10 @@ export class TenantFields {
     const unknown = this.unknownNames(values)
     const place = at.slice(1).replaceAll(/\/(\d+)\//g, '[$1].')
     if (unknown.length > 0) return errors.unknownFields(unknown, place)
-    // JSON as sent, without the spaces PostgreSQL writes: a lower bound of what the trigger counts.
-    const bytes = Buffer.byteLength(JSON.stringify(values))
+    // JSON as sent, without the spaces PostgreSQL writes: a lower bound of what the trigger counts. A UTF-16 unit
+    // is at most 3 bytes in UTF-8, so a short text needs no count.
+    const json = JSON.stringify(values)
+    const bytes = json.length * 3 <= CUSTOM_FIELD_LIMITS.valuesBytes ? json.length : Buffer.byteLength(json)
     if (bytes > CUSTOM_FIELD_LIMITS.valuesBytes) return errors.fieldsTooLarge(bytes, place)
     let validate = this.validators[mode]
     if (!validate) {

@@ -1,7 +1,8 @@
 // Search by the tenant's own fields (`fields.<name>` in POST /api/v1/contacts/search): which operators each type
-// takes, the rule of their values, and each filter's SQL condition on contacts.fields. Value and presence filters
-// (eq, in, hasAll, hasAny, exists) are containment or key tests that the GIN index of (tenant_id, fields) serves;
-// ranges and prefixes are conditions on the contacts the rest of the search reads (docs/api-fields.md).
+// takes, the rule of their values, and each filter's SQL condition on contacts.fields. Value filters (eq, in, hasAll,
+// hasAny) and the presence of a boolean or an enum are containments that the GIN index of (tenant_id, fields)
+// serves; ranges, prefixes and the presence of other types are conditions on the contacts the rest of the search
+// reads (docs/api-fields.md).
 import { type TSchema, Type } from '@sinclair/typebox'
 import { WORDED_TEXT } from '../../schemas/common.js'
 import { StringEnum } from '../../schemas/string-enum.js'
@@ -63,11 +64,19 @@ export function customCondition(definition: FieldDefinition, op: string, value: 
   // Each value its own containment, ORed: each estimated from the statistics, a rare one read through the index.
   const containsAny = (values: unknown[], wrap: (v: unknown) => unknown) =>
     `(${values.map((v) => contains(wrap(v))).join(' OR ')})`
+  // The index (jsonb_path_ops) holds values, not keys: a boolean or an enum is present when it holds one of its
+  // values, which the index answers. Other types (a multiEnum may hold []) are looked for in the rows read.
+  const present = ({ type, options = [] }: FieldDefinition) =>
+    type === 'boolean'
+      ? containsAny([true, false], (v) => v)
+      : type === 'enum' && options.length > 0
+        ? containsAny(options, (v) => v)
+        : undefined
   switch (op) {
     case 'exists':
-      return `c.fields ? ${key()}`
+      return present(definition) ?? `c.fields ? ${key()}`
     case 'notExists':
-      return `NOT (c.fields ? ${key()})`
+      return `NOT ${present(definition) ?? `(c.fields ? ${key()})`}`
     case 'eq':
       return contains(value)
     case 'neq':
