@@ -75,10 +75,14 @@ export const PATTERN_DESCRIPTIONS: Record<string, string> = {
 /** A plain UUID, any case. ajv-formats' uuid also accepts a "urn:uuid:" prefix, which PostgreSQL's uuid type does not. */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-/** `type: [T, "null"]`, the OpenAPI 3.1 way to say "or null". */
+/** `type: [T, "null"]`, the OpenAPI 3.1 way to say "or null"; a list of values (`enum`) gains null too. */
 export function Nullable<T extends TSchema>(schema: T): TUnsafe<T['static'] | null> {
-  const { type, ...rest } = schema as unknown as { type: string } & Record<string, unknown>
-  return Type.Unsafe<T['static'] | null>({ ...rest, type: [type, 'null'] })
+  const { type, ...rest } = schema as unknown as { type: string; enum?: unknown[] } & Record<string, unknown>
+  return Type.Unsafe<T['static'] | null>({
+    ...rest,
+    type: [type, 'null'],
+    ...(rest.enum && { enum: [...rest.enum, null] }),
+  })
 }
 
 /** Timestamps: ISO 8601, UTC, millisecond precision, suffix Z (e.g. 2026-03-01T09:30:00.000Z). */

@@ -9,7 +9,7 @@ import { ConfigSchema } from '../../src/config/config.ts'
 import { BATCH_BODY_LIMIT } from '../../src/contacts/batch/model.ts'
 import { CUSTOM_FIELD_LIMITS } from '../../src/contacts/custom-fields/model.ts'
 import { CACHE_MS } from '../../src/contacts/custom-fields/registry.ts'
-import { CUSTOM_OPERATORS } from '../../src/contacts/custom-fields/search.ts'
+import { CUSTOM_OPERATORS, PRESENCE_BY_VALUES } from '../../src/contacts/custom-fields/search.ts'
 import { RECLAIMED_PER_STATEMENT } from '../../src/contacts/custom-fields/sql.ts'
 import { SEARCH_PER_TENANT, WAIT_MS } from '../../src/contacts/search/admission.ts'
 import { CONTACT_SEARCH_FIELDS, operatorsOf, SEARCH_LIMITS } from '../../src/contacts/search/model.ts'
@@ -182,6 +182,7 @@ t.test('the figures of the tenant’s own fields are the code’s', async (t) =>
   says(`${RECLAIMED_PER_STATEMENT} contacts a statement`)
   says(`within ${CACHE_MS / 1000} seconds (\`CACHE_MS\`)`)
   says(`at most ${thousands(CUSTOM_FIELD_LIMITS.valuesBytes)} bytes`)
+  says(`an \`enum\` of at most ${PRESENCE_BY_VALUES} options`)
   t.equal(FIELD_VALUES_BYTES, CUSTOM_FIELD_LIMITS.valuesBytes, 'the error message’s limit is the model’s')
   // The trigger's own limit (the migration custom_fields, as prisma/functions.sql holds it now).
   t.match(read('prisma/functions.sql'), `octet_length(NEW.fields::TEXT) > ${CUSTOM_FIELD_LIMITS.valuesBytes}`)
