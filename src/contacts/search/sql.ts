@@ -415,8 +415,9 @@ function tagsAndStage(spec: SearchSpec): { tags: string[]; stage: string } | und
 export const ledByTags = (spec: SearchSpec) => tagsAndStage(spec) !== undefined
 
 /**
- * The entries of the stage's index a page of tagsPageStatement reads at most: past them, a search whose other
- * filters (or a signature shared by other tags) leave few matches among the stage's contacts is better planned by
+ * The candidates a page of tagsPageStatement checks on their rows at most (entries of the stage's index whose
+ * signature holds the tags'; the entries without are skipped in the index, however many): past them, a search
+ * whose other filters (or a signature shared by other tags) leave few matches among them is better planned by
  * PostgreSQL.
  */
 export const SIGNATURES_SCANNED = 2000
