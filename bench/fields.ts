@@ -111,20 +111,28 @@ try {
     const database = pids.reduce((sum, pid, i) => sum + cpuMs(pid) - (before.db[i] ?? 0), 0)
     return { done, seconds, serverMs: cpuMs(server.pid) - before.server, databaseMs: database }
   }
-  /** As many `send`s as AT_ONCE loops make in SECONDS; each must answer `status`. */
-  const load = (status: number, send: (n: number) => Promise<{ status: number; text: string }>) =>
+  /**
+   * As many `send`s as `atOnce` loops make in SECONDS, each answering `status`; the count of what they sent, `per`
+   * a send.
+   */
+  const load = (
+    status: number,
+    send: (n: number) => Promise<{ status: number; text: string }>,
+    atOnce = AT_ONCE,
+    per = 1,
+  ) =>
     measure(async () => {
       let n = 0
       const until = Date.now() + SECONDS * 1000
       await Promise.all(
-        Array.from({ length: AT_ONCE }, async () => {
+        Array.from({ length: atOnce }, async () => {
           while (Date.now() < until) {
             const answer = await send(n++)
             if (answer.status !== status) throw new Error(`${answer.status}: ${answer.text.slice(0, 300)}`)
           }
         }),
       )
-      return n
+      return n * per
     })
 
   let created = 0
@@ -135,26 +143,22 @@ try {
   const ids: Record<'plain' | 'fields', string[]> = { plain: [], fields: [] }
   /** Batches of 1,000 new contacts, two at once, for SECONDS: one batch took too little time to measure alone. */
   const batch = (withFields: boolean) =>
-    measure(async () => {
-      let done = 0
-      const until = Date.now() + SECONDS * 1000
-      await Promise.all(
-        [0, 1].map(async () => {
-          while (Date.now() < until) {
-            const contacts = Array.from({ length: 1000 }, () => person(withFields))
-            const answer = await call(`${api}/contacts/batch`, key, 'POST', { contacts })
-            if (answer.status !== 200) throw new Error(answer.text.slice(0, 300))
-            const results = JSON.parse(answer.text).results as { status: number; contact: { id: string } }[]
-            for (const result of results) {
-              if (result.status !== 201) throw new Error(`item ${JSON.stringify(result)}`)
-              ids[withFields ? 'fields' : 'plain'].push(result.contact.id)
-            }
-            done += 1000
-          }
-        }),
-      )
-      return done
-    })
+    load(
+      200,
+      async () => {
+        const contacts = Array.from({ length: 1000 }, () => person(withFields))
+        const answer = await call(`${api}/contacts/batch`, key, 'POST', { contacts })
+        if (answer.status !== 200) return answer
+        const results = JSON.parse(answer.text).results as { status: number; contact: { id: string } }[]
+        for (const result of results) {
+          if (result.status !== 201) throw new Error(`item ${JSON.stringify(result)}`)
+          ids[withFields ? 'fields' : 'plain'].push(result.contact.id)
+        }
+        return answer
+      },
+      2,
+      1000,
+    )
   const kinds = {
     'batch import of 1,000': batch,
     'GET by id': (withFields: boolean) => {

@@ -23,6 +23,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createApiKey } from '../src/admin/api-keys.ts'
+import { selectContact } from '../src/contacts/sql.ts'
 import { openDatabase } from '../src/db/database.ts'
 import { deployMigrations } from '../src/db/migrate.ts'
 import { scratchDatabase, sql } from './database.ts'
@@ -163,9 +164,7 @@ try {
   // table and writing them as the batch does (LOCK, then INSERT … SELECT … ON CONFLICT DO NOTHING RETURNING the
   // answer); the sessions announce their backend and when they are done, so that the backends' CPU is read before
   // they end.
-  const answer = `c.id, c.email, c.first_name, c.last_name, c.phone, c.email_status, c.stage, c.source,
-    c.consent_type, c.tags, iso_utc(c.archived_at), iso_utc(c.acquired_at), iso_utc(c.created_at),
-    iso_utc(c.updated_at), c.fields, c.version`
+  const answer = `${selectContact('c', true)}, c.version`
   const stdinScript = (tenantId: string, batches: number[]) => {
     const lines = [
       'SELECT pg_backend_pid() AS backend \\gset',

@@ -73,17 +73,17 @@ export function customCondition(definition: FieldDefinition, op: string, value: 
     `(${values.map((v) => contains(wrap(v))).join(' OR ')})`
   // The index (jsonb_path_ops) holds values, not keys: a boolean or an enum of few options is present when it holds
   // one of its values, which the index answers. Other fields (a multiEnum may hold []) are looked for in the rows read.
-  const present = ({ type, options = [] }: FieldDefinition) =>
-    type === 'boolean'
-      ? containsAny([true, false], (v) => v)
-      : type === 'enum' && options.length > 0 && options.length <= PRESENCE_BY_VALUES
-        ? containsAny(options, (v) => v)
-        : undefined
+  const present = () => {
+    const options = type === 'boolean' ? [true, false] : (definition.options ?? [])
+    const byValues =
+      type === 'boolean' || (type === 'enum' && options.length > 0 && options.length <= PRESENCE_BY_VALUES)
+    return byValues ? containsAny(options, (v) => v) : `(c.fields ? ${key()})`
+  }
   switch (op) {
     case 'exists':
-      return present(definition) ?? `c.fields ? ${key()}`
+      return present()
     case 'notExists':
-      return `NOT ${present(definition) ?? `(c.fields ? ${key()})`}`
+      return `NOT ${present()}`
     case 'eq':
       return contains(value)
     case 'neq':
